@@ -1,0 +1,205 @@
+"""The match runner: plays a best-of-N match to the target between two players.
+
+The runner drives the pure engine and asks the player whose turn it is for an action. It
+applies the fault policy of RULES.md: a fault (a :class:`~arena.players.Fault`, or an action
+the engine refuses) is a strike, answered with the safe fallback action; ``max_strikes`` in a
+match forfeits it; a player that cannot be reached at the start forfeits at once. A fault is
+never shown to the other player. Misknocks are rules events, not faults.
+
+The runner itself holds no locks and no globals: many matches run at once in threads, each
+blocked only on its own players.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+
+from arena.players import Fault, FaultKind, MatchContext, Player, Turn
+from arena.records import ActionEntry, FaultEntry, GameRecord, HandRecord, MatchRecord
+from arena.rules.actions import Action, ActionError
+from arena.rules.game import add_deal, deal_deck, first_dealer, games_to_win
+from arena.rules.hand import DealResult, HandState, apply, fallback_action, new_deal, play
+from arena.rules.observation import observe
+from arena.rules.ruleset import RuleSet
+from arena.rules.scoring import GameScore, final_totals, next_dealer
+
+__all__ = ["MatchProgress", "MatchRunner", "play_match"]
+
+
+@dataclass(frozen=True, slots=True)
+class MatchProgress:
+    """A progress report after each deal."""
+
+    game: int
+    deal: int
+    games_won: tuple[int, int]
+    game_points: tuple[int, int]
+    last: DealResult
+
+
+class Forfeit(Exception):
+    """Internal: a seat forfeits the match."""
+
+    def __init__(self, seat: int | None, reason: str) -> None:
+        super().__init__(reason)
+        self.seat = seat
+        self.reason = reason
+
+
+@dataclass
+class MatchRunner:
+    """Plays one match. ``players[0]`` is seat ``a``, ``players[1]`` seat ``b``."""
+
+    players: Sequence[Player]
+    rules: RuleSet = field(default_factory=RuleSet)
+    seed: int | str = 0
+    match_id: str = "local"
+    on_progress: Callable[[MatchProgress], None] | None = None
+    clock: Callable[[], float] = time.perf_counter
+
+    _strikes: list[int] = field(init=False, default_factory=lambda: [0, 0])
+    _faults: list[FaultEntry] = field(init=False, default_factory=list)
+    _latencies: tuple[list[float], list[float]] = field(init=False, default_factory=lambda: ([], []))
+    _requests: int = field(init=False, default=0)
+    _wins: list[int] = field(init=False, default_factory=lambda: [0, 0])
+    #: The game in progress: its score and the deals played so far.
+    _score: GameScore = field(init=False, default_factory=GameScore)
+    _hands: list[HandRecord] = field(init=False, default_factory=list)
+
+    def run(self) -> MatchRecord:
+        """Play the match to the end (or a forfeit) and return its record."""
+        if len(self.players) != 2:
+            raise ValueError("a match needs exactly two players")
+        games: list[GameRecord] = []
+        forfeit: tuple[int | None, str] | None = None
+        winner: int | None
+        try:
+            self._start()
+            need = games_to_win(self.rules)
+            while max(self._wins) < need:
+                record = self._play_game(len(games))
+                games.append(record)
+                self._wins[record.result.winner] += 1
+            winner = 0 if self._wins[0] > self._wins[1] else 1
+        except Forfeit as f:
+            forfeit = (f.seat, f.reason)
+            winner = None if f.seat is None else 1 - f.seat
+        record = MatchRecord(
+            match_id=self.match_id,
+            seed=self.seed,
+            rules=self.rules,
+            players=(self.players[0].name, self.players[1].name),
+            winner=winner,
+            games=tuple(games),
+            faults=tuple(self._faults),
+            forfeit=forfeit,
+            unfinished=tuple(self._hands) if forfeit else (),
+            latencies=(tuple(self._latencies[0]), tuple(self._latencies[1])),
+            unfinished_points=self._score.points if forfeit else (0, 0),
+        )
+        summary = record.to_dict()
+        for p in self.players:
+            p.end(summary)
+        return record
+
+    def _start(self) -> None:
+        failed = []
+        for seat, player in enumerate(self.players):
+            context = MatchContext(
+                self.match_id, seat, self.rules, self.players[1 - seat].name, self.seed
+            )
+            fault = player.start(context)
+            if fault is not None:
+                failed.append((seat, fault))
+        if len(failed) == 2:
+            details = "; ".join(f"{'ab'[s]}: {f.kind}: {f.detail}" for s, f in failed)
+            raise Forfeit(None, f"neither player could be reached at the start ({details})")
+        if failed:
+            seat, fault = failed[0]
+            raise Forfeit(seat, f"unreachable at the start ({fault.kind}: {fault.detail})")
+
+    def _play_game(self, game: int) -> GameRecord:
+        rules = self.rules
+        dealer = start_dealer = first_dealer(self.seed, game)
+        self._score, self._hands = GameScore(), []
+        previous: DealResult | None = None
+        while not self._score.over(rules.target):
+            deal = len(self._hands)
+            deck = deal_deck(self.seed, game, deal)
+            final, actions = self._play_deal(new_deal(rules, dealer, deck=deck), game, deal, previous)
+            result = final.result
+            assert result is not None
+            self._hands.append(HandRecord(deal, dealer, "".join(map(str, deck)), tuple(actions), result))
+            self._score = add_deal(rules, self._score, result)
+            previous = result
+            dead = result.knocker is None
+            dealer = next_dealer(rules, dealer, result.winner, dead)
+            if self.on_progress is not None:
+                wins = (self._wins[0], self._wins[1])
+                self.on_progress(MatchProgress(game, deal, wins, self._score.points, result))
+        return GameRecord(game, start_dealer, final_totals(rules, self._score), tuple(self._hands))
+
+    def _play_deal(
+        self,
+        state: HandState,
+        game: int,
+        deal: int,
+        previous: DealResult | None,
+    ) -> tuple[HandState, list[ActionEntry]]:
+        entries: list[ActionEntry] = []
+        told = [False, False]
+        while not state.is_over:
+            seat = state.to_act
+            self._requests += 1
+            turn = Turn(
+                observation=observe(state, seat),
+                match_id=self.match_id,
+                game=game,
+                deal=deal,
+                request_id=f"{self.match_id}.{self._requests}",
+                rules=self.rules,
+                game_points=self._score.points,
+                games_won=(self._wins[0], self._wins[1]),
+                deadline_ms=self.rules.deadline_ms,
+                previous_deal=None if told[seat] else previous,
+            )
+            told[seat] = True
+            start = self.clock()
+            reply = self.players[seat].act(turn)
+            latency = (self.clock() - start) * 1000.0
+            self._latencies[seat].append(latency)
+            state, entry = self._apply_reply(state, seat, reply, latency, game, deal)
+            entries.append(entry)
+        return state, entries
+
+    def _apply_reply(
+        self, state: HandState, seat: int, reply: Action | Fault, latency: float, game: int, deal: int
+    ) -> tuple[HandState, ActionEntry]:
+        if isinstance(reply, Action):
+            try:
+                return play(state, seat, reply), ActionEntry(seat, reply, latency)
+            except ActionError as exc:
+                reply = Fault(FaultKind.ILLEGAL_ACTION, f"{reply}: {exc}")
+        fallback = fallback_action(state)
+        self._faults.append(
+            FaultEntry(seat, reply.kind.value, reply.detail, game, deal, fallback.to_dict(), latency)
+        )
+        self._strikes[seat] += 1
+        new_state = apply(state, fallback)
+        if self._strikes[seat] >= self.rules.max_strikes:
+            raise Forfeit(seat, f"{self._strikes[seat]} faults (max_strikes {self.rules.max_strikes}); last: {reply.kind}: {reply.detail}")
+        return new_state, ActionEntry(seat, fallback, latency, reply.kind.value)
+
+
+def play_match(
+    players: Sequence[Player],
+    rules: RuleSet | None = None,
+    seed: int | str = 0,
+    match_id: str = "local",
+    on_progress: Callable[[MatchProgress], None] | None = None,
+) -> MatchRecord:
+    """Play one match between two players and return its record."""
+    runner = MatchRunner(players, rules or RuleSet(), seed, match_id, on_progress)
+    return runner.run()

@@ -1,0 +1,648 @@
+"""One deal as a state machine with immutable states.
+
+``new_deal`` makes the first state from a deck order (or a seeded generator); ``legal_actions``
+lists what the player to act may do; ``apply`` (trusted, fast) and ``play`` (validating, for
+anything a bot sent) return the next state and never change their input. Each phase has its own
+function, looked up by phase. A finished state carries a :class:`DealResult`.
+
+>>> from arena.cards import parse_cards
+>>> import random
+>>> s = new_deal(RuleSet(), dealer=0, rng=random.Random(7))
+>>> s.phase.value, s.to_act, s.stock_count, len(legal_actions(s))
+('first_upcard', 1, 31, 2)
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, replace
+from enum import StrEnum
+from typing import Final, TypeVar
+
+from arena.cards import CARD_VALUES, CARDS, Card, format_cards, mask_to_cards, shuffled_deck
+from arena.rules.actions import (
+    ACCEPT_KNOCK,
+    BIG_GIN,
+    DRAW_STOCK,
+    OPEN_HAND,
+    PASS,
+    TAKE_DISCARD,
+    Action,
+    ActionKind,
+    IllegalActionError,
+    Phase,
+    discard,
+    knock,
+)
+from arena.rules.melds import (
+    InvalidMeldError,
+    best_discard_mask,
+    check_declared_melds,
+    deadwood_mask,
+)
+from arena.rules.ruleset import MisknockPolicy, RuleSet
+from arena.rules.scoring import HandResult, Outcome, Role
+from arena.rules.showdown import knock_deadwood, settle
+
+__all__ = [
+    "DealResult",
+    "EventKind",
+    "HandEvent",
+    "HandState",
+    "Misknock",
+    "apply",
+    "fallback_action",
+    "legal_actions",
+    "new_deal",
+    "play",
+]
+
+T = TypeVar("T")
+
+HAND_SIZE: Final = 10
+DEAL_CARDS: Final = 2 * HAND_SIZE + 1  # the 21st card is the upcard
+
+
+class EventKind(StrEnum):
+    """Kinds of events in a deal's record."""
+
+    PASS = "pass"
+    TAKE_DISCARD = "take_discard"
+    DRAW_STOCK = "draw_stock"
+    DISCARD = "discard"
+    KNOCK = "knock"
+    GIN = "gin"
+    BIG_GIN = "big_gin"
+    MISKNOCK = "misknock"
+    ACCEPT_KNOCK = "accept_knock"
+    OPEN_HAND = "open_hand"
+    DEAD = "dead"
+
+
+@dataclass(frozen=True, slots=True)
+class HandEvent:
+    """Something that happened in a deal. ``card`` of a stock draw is private to ``seat``."""
+
+    seat: int
+    kind: EventKind
+    card: Card | None = None
+    #: Deadwood of a misknock (over the limit).
+    deadwood: int | None = None
+
+    def public_for(self, viewer: int) -> HandEvent:
+        """The event as ``viewer`` may see it (the opponent's stock draws are hidden)."""
+        if self.kind is EventKind.DRAW_STOCK and self.seat != viewer:
+            return HandEvent(self.seat, self.kind)
+        return self
+
+    def to_dict(self) -> dict[str, object]:
+        """The wire form."""
+        out: dict[str, object] = {"seat": self.seat, "event": self.kind.value}
+        if self.card is not None:
+            out["card"] = str(self.card)
+        if self.deadwood is not None:
+            out["deadwood"] = self.deadwood
+        return out
+
+
+@dataclass(frozen=True, slots=True)
+class Misknock:
+    """A knock over the limit: who, with which card, and their deadwood."""
+
+    seat: int
+    card: Card
+    deadwood: int
+
+
+@dataclass(frozen=True, slots=True)
+class DealResult:
+    """How a deal ended, in seats: the showdown (if any), misknock penalties, who won."""
+
+    result: HandResult
+    #: The seat that knocked (None for a dead hand).
+    knocker: int | None
+    #: Misknock penalty points credited to each seat (``penalty_points`` policy).
+    penalties: tuple[int, int] = (0, 0)
+    misknocks: tuple[Misknock, ...] = ()
+    #: Both hands as they stood at the end of the deal (10 cards each, 11 for big gin).
+    hands: tuple[tuple[Card, ...], tuple[Card, ...]] = ((), ())
+
+    @property
+    def outcome(self) -> Outcome:
+        return self.result.outcome
+
+    @property
+    def winner(self) -> int | None:
+        """The winning seat, or None (dead hand, tie)."""
+        role = self.result.winner
+        if role is None or self.knocker is None:
+            return None
+        return self.knocker if role is Role.KNOCKER else 1 - self.knocker
+
+    @property
+    def points(self) -> int:
+        return self.result.points
+
+
+@dataclass(frozen=True, slots=True)
+class PendingKnock:
+    """A misknock awaiting the opponent's choice (``opponent_may_accept``)."""
+
+    seat: int
+    card: Card
+    melds: tuple[int, ...] | None
+    deadwood: int
+
+
+@dataclass(frozen=True, slots=True)
+class HandState:
+    """A deal in progress. Hands and known cards are 52-bit masks; the deck is the full order.
+
+    Only :func:`arena.rules.observation.observe` should take state toward a player: it never
+    shows the stock order or concealed cards.
+    """
+
+    rules: RuleSet
+    dealer: int
+    deck: tuple[Card, ...]
+    hands: tuple[int, int]
+    stock_pos: int
+    discards: tuple[Card, ...]
+    phase: Phase
+    to_act: int
+    knock_limit: int
+    multiplier: int
+    #: Card the player to act just took from the discard pile (the discard restriction).
+    taken: Card | None = None
+    #: Whose first-upcard turn it is: 0 non-dealer, 1 dealer; 2 once the offer is over.
+    upcard_offers: int = 0
+    #: Only drawing from the stock is allowed (both passed the first upcard).
+    stock_only: bool = False
+    #: Only knock, gin or big gin is allowed (took a last-chance discard).
+    knock_only: bool = False
+    #: Cards each seat took from the discard pile and still holds (public knowledge).
+    known: tuple[int, int] = (0, 0)
+    #: Seats whose hand a misknock exposed (``open_hand``).
+    exposed: tuple[bool, bool] = (False, False)
+    penalties: tuple[int, int] = (0, 0)
+    misknocks: tuple[Misknock, ...] = ()
+    pending: PendingKnock | None = None
+    events: tuple[HandEvent, ...] = ()
+    result: DealResult | None = None
+
+    @property
+    def stock_count(self) -> int:
+        return len(self.deck) - self.stock_pos
+
+    @property
+    def upcard(self) -> Card:
+        """The first upcard of the deal (sets the Oklahoma limit)."""
+        return self.deck[DEAL_CARDS - 1]
+
+    @property
+    def discard_top(self) -> Card | None:
+        return self.discards[-1] if self.discards else None
+
+    @property
+    def is_over(self) -> bool:
+        return self.phase is Phase.DONE
+
+    def hand_of(self, seat: int) -> tuple[Card, ...]:
+        return mask_to_cards(self.hands[seat])
+
+    def __str__(self) -> str:
+        return (
+            f"{self.phase} seat {self.to_act} | hands {format_cards(self.hand_of(0))} / "
+            f"{format_cards(self.hand_of(1))} | discard {format_cards(self.discards[-1:])} | "
+            f"stock {self.stock_count}"
+        )
+
+
+# --- dealing --------------------------------------------------------------------------------
+
+
+def new_deal(
+    rules: RuleSet,
+    dealer: int,
+    *,
+    deck: Sequence[Card] | None = None,
+    rng: random.Random | None = None,
+) -> HandState:
+    """Deal from an explicit deck order (52 cards) or a seeded generator.
+
+    Ten cards each, one at a time, non-dealer first; the 21st card is the upcard; the rest
+    is the stock, top first.
+    """
+    if dealer not in (0, 1):
+        raise ValueError(f"dealer must be seat 0 or 1, not {dealer!r}")
+    if deck is None:
+        if rng is None:
+            raise ValueError("new_deal needs a deck order or a seeded random.Random")
+        deck = shuffled_deck(rng)
+    deck = tuple(CARDS[int(c)] for c in deck)
+    if len(deck) != 52 or len(set(deck)) != 52:
+        raise ValueError("a deck must hold each of the 52 cards exactly once")
+    first = 1 - dealer
+    hands = [0, 0]
+    for i in range(2 * HAND_SIZE):
+        seat = first if i % 2 == 0 else dealer
+        hands[seat] |= 1 << deck[i]
+    upcard = deck[DEAL_CARDS - 1]
+    spade_double = rules.spade_upcard_doubles and upcard // 13 == 3
+    return HandState(
+        rules=rules,
+        dealer=dealer,
+        deck=deck,
+        hands=(hands[0], hands[1]),
+        stock_pos=DEAL_CARDS,
+        discards=(upcard,),
+        phase=Phase.FIRST_UPCARD,
+        to_act=first,
+        knock_limit=rules.knock_limit_for(CARD_VALUES[upcard]),
+        multiplier=2 if spade_double else 1,
+    )
+
+
+# --- legal actions --------------------------------------------------------------------------
+
+
+def _restricted(state: HandState) -> int:
+    """Mask of cards that may not be discarded now (the card just taken, traditionally)."""
+    if state.taken is None or state.rules.allow_discard_of_taken_card:
+        return 0
+    return 1 << state.taken
+
+
+def _legal_first_upcard(state: HandState) -> tuple[Action, ...]:
+    return (TAKE_DISCARD, PASS)
+
+
+def _legal_draw(state: HandState) -> tuple[Action, ...]:
+    if state.stock_only or not state.discards:
+        return (DRAW_STOCK,)
+    return (DRAW_STOCK, TAKE_DISCARD)
+
+
+def _knockable(state: HandState, hand: int, restricted: int) -> list[Action]:
+    """Knocks (gin included) that are within the limit, and big gin."""
+    out: list[Action] = []
+    whole = deadwood_mask(hand)
+    if whole == 0 and state.rules.big_gin_allowed:
+        out.append(BIG_GIN)
+    # Discarding one card lowers deadwood by at most 10: skip the search when hopeless.
+    if whole - 10 > state.knock_limit:
+        return out
+    m = hand & ~restricted
+    knocks = []
+    while m:
+        low = m & -m
+        m ^= low
+        if deadwood_mask(hand ^ low) <= state.knock_limit:
+            knocks.append(knock(low.bit_length() - 1))
+    return knocks + out
+
+
+def _legal_discard(state: HandState) -> tuple[Action, ...]:
+    hand = state.hands[state.to_act]
+    restricted = _restricted(state)
+    knocks = _knockable(state, hand, restricted)
+    if state.knock_only:
+        return tuple(knocks)
+    m = hand & ~restricted
+    discards = []
+    while m:
+        low = m & -m
+        m ^= low
+        discards.append(discard(low.bit_length() - 1))
+    return (*discards, *knocks)
+
+
+def _legal_misknock_response(state: HandState) -> tuple[Action, ...]:
+    return (ACCEPT_KNOCK, OPEN_HAND)
+
+
+def _legal_last_chance(state: HandState) -> tuple[Action, ...]:
+    if _can_knock_with(state, state.to_act, state.discards[-1]):
+        return (TAKE_DISCARD, PASS)
+    return (PASS,)
+
+
+def _can_knock_with(state: HandState, seat: int, card: Card) -> bool:
+    hand = state.hands[seat] | (1 << card)
+    restricted = 0 if state.rules.allow_discard_of_taken_card else 1 << card
+    probe = replace(state, taken=card)
+    return bool(_knockable(probe, hand, restricted))
+
+
+def _legal_done(state: HandState) -> tuple[Action, ...]:
+    return ()
+
+
+_LEGAL: Final[dict[Phase, Callable[[HandState], tuple[Action, ...]]]] = {
+    Phase.FIRST_UPCARD: _legal_first_upcard,
+    Phase.DRAW: _legal_draw,
+    Phase.DISCARD: _legal_discard,
+    Phase.MISKNOCK_RESPONSE: _legal_misknock_response,
+    Phase.LAST_CHANCE: _legal_last_chance,
+    Phase.DONE: _legal_done,
+}
+
+
+def legal_actions(state: HandState, seat: int | None = None) -> tuple[Action, ...]:
+    """Legal actions of the player to act (empty for anyone else, or when the deal is over).
+
+    Knocks are listed only when within the limit; a knock over the limit is still accepted
+    by :func:`play` and :func:`apply`, as a misknock.
+    """
+    if seat is not None and seat != state.to_act:
+        return ()
+    return _LEGAL[state.phase](state)
+
+
+# --- transitions ----------------------------------------------------------------------------
+
+
+def _event(state: HandState, kind: EventKind, card: Card | None = None, **kw: int) -> tuple[HandEvent, ...]:
+    return (*state.events, HandEvent(state.to_act, kind, card, **kw))
+
+
+def _apply_first_upcard(state: HandState, action: Action) -> HandState:
+    if action.kind is ActionKind.TAKE_DISCARD:
+        return _take_discard(state)
+    seat = state.to_act
+    events = _event(state, EventKind.PASS)
+    if state.upcard_offers == 0:
+        return replace(state, to_act=1 - seat, upcard_offers=1, events=events)
+    return replace(
+        state, phase=Phase.DRAW, to_act=1 - seat, upcard_offers=2, stock_only=True, events=events
+    )
+
+
+def _take_discard(state: HandState) -> HandState:
+    seat = state.to_act
+    card = state.discards[-1]
+    bit = 1 << card
+    hands = _with(state.hands, seat, state.hands[seat] | bit)
+    known = _with(state.known, seat, state.known[seat] | bit)
+    return replace(
+        state,
+        hands=hands,
+        known=known,
+        discards=state.discards[:-1],
+        phase=Phase.DISCARD,
+        taken=card,
+        upcard_offers=2,
+        events=_event(state, EventKind.TAKE_DISCARD, card),
+    )
+
+
+def _apply_draw(state: HandState, action: Action) -> HandState:
+    if action.kind is ActionKind.TAKE_DISCARD:
+        return _take_discard(state)
+    seat = state.to_act
+    card = state.deck[state.stock_pos]
+    return replace(
+        state,
+        hands=_with(state.hands, seat, state.hands[seat] | (1 << card)),
+        stock_pos=state.stock_pos + 1,
+        phase=Phase.DISCARD,
+        taken=None,
+        stock_only=False,
+        events=_event(state, EventKind.DRAW_STOCK, card),
+    )
+
+
+def _apply_discard(state: HandState, action: Action) -> HandState:
+    if action.kind is ActionKind.DISCARD:
+        assert action.card is not None
+        return _discard_face_up(state, action.card, _event(state, EventKind.DISCARD, action.card))
+    if action.kind is ActionKind.BIG_GIN:
+        return _showdown(state, state.to_act, state.hands[state.to_act], action.melds, Outcome.BIG_GIN)
+    assert action.card is not None
+    seat = state.to_act
+    hand10 = state.hands[seat] & ~(1 << action.card)
+    dw = knock_deadwood(hand10, action.melds)
+    if dw <= state.knock_limit:
+        kind = Outcome.GIN if dw == 0 else Outcome.KNOCK
+        return _showdown(state, seat, hand10, action.melds, kind, knock_card=action.card)
+    return _misknock(state, action.card, action.melds, dw)
+
+
+def _discard_face_up(state: HandState, card: Card, events: tuple[HandEvent, ...]) -> HandState:
+    """Put a card on the discard pile and pass the turn (or end a dead hand)."""
+    seat = state.to_act
+    bit = 1 << card
+    chance = state.rules.last_discard_chance and not state.knock_only
+    state = replace(
+        state,
+        hands=_with(state.hands, seat, state.hands[seat] & ~bit),
+        known=_with(state.known, seat, state.known[seat] & ~bit),
+        discards=(*state.discards, card),
+        taken=None,
+        knock_only=False,
+        pending=None,
+        events=events,
+    )
+    if state.stock_count <= state.rules.dead_hand_stock:
+        if chance:
+            return replace(state, phase=Phase.LAST_CHANCE, to_act=1 - seat)
+        return _dead(state)
+    return replace(state, phase=Phase.DRAW, to_act=1 - seat)
+
+
+def _dead(state: HandState) -> HandState:
+    result = DealResult(
+        HandResult(Outcome.DEAD, None, 0),
+        knocker=None,
+        penalties=state.penalties,
+        misknocks=state.misknocks,
+        hands=(state.hand_of(0), state.hand_of(1)),
+    )
+    return replace(
+        state,
+        phase=Phase.DONE,
+        events=(*state.events, HandEvent(state.to_act, EventKind.DEAD)),
+        result=result,
+    )
+
+
+def _misknock(state: HandState, card: Card, melds: tuple[int, ...] | None, dw: int) -> HandState:
+    seat = state.to_act
+    mk = Misknock(seat, card, dw)
+    events = _event(state, EventKind.MISKNOCK, card, deadwood=dw)
+    state = replace(state, misknocks=(*state.misknocks, mk))
+    policy = state.rules.misknock
+    if policy is MisknockPolicy.OPPONENT_MAY_ACCEPT:
+        return replace(
+            state,
+            phase=Phase.MISKNOCK_RESPONSE,
+            to_act=1 - seat,
+            pending=PendingKnock(seat, card, melds, dw),
+            events=events,
+        )
+    if policy is MisknockPolicy.PENALTY_POINTS:
+        penalties = _with(state.penalties, 1 - seat, state.penalties[1 - seat] + state.rules.misknock_penalty)
+        state = replace(state, penalties=penalties)
+    else:
+        state = replace(state, exposed=_with(state.exposed, seat, True))
+    return _discard_face_up(state, card, events)
+
+
+def _apply_misknock_response(state: HandState, action: Action) -> HandState:
+    pending = state.pending
+    assert pending is not None
+    events = _event(state, EventKind(action.kind.value))
+    seat = pending.seat
+    if action.kind is ActionKind.ACCEPT_KNOCK:
+        hand10 = state.hands[seat] & ~(1 << pending.card)
+        state = replace(state, to_act=seat, events=events)
+        return _showdown(state, seat, hand10, pending.melds, Outcome.KNOCK, knock_card=pending.card)
+    state = replace(
+        state, to_act=seat, exposed=_with(state.exposed, seat, True), events=events, pending=None
+    )
+    return _discard_face_up(state, pending.card, state.events)
+
+
+def _apply_last_chance(state: HandState, action: Action) -> HandState:
+    if action.kind is ActionKind.PASS:
+        return _dead(replace(state, events=_event(state, EventKind.PASS)))
+    return replace(_take_discard(state), knock_only=True)
+
+
+def _apply_done(state: HandState, action: Action) -> HandState:
+    raise IllegalActionError("the deal is over")
+
+
+_APPLY: Final[dict[Phase, Callable[[HandState, Action], HandState]]] = {
+    Phase.FIRST_UPCARD: _apply_first_upcard,
+    Phase.DRAW: _apply_draw,
+    Phase.DISCARD: _apply_discard,
+    Phase.MISKNOCK_RESPONSE: _apply_misknock_response,
+    Phase.LAST_CHANCE: _apply_last_chance,
+    Phase.DONE: _apply_done,
+}
+
+
+def _showdown(
+    state: HandState,
+    knocker: int,
+    knocker_hand: int,
+    melds: tuple[int, ...] | None,
+    kind: Outcome,
+    knock_card: Card | None = None,
+) -> HandState:
+    """Settle a knock, gin or big gin and end the deal."""
+    result = settle(state.rules, kind, knocker_hand, state.hands[1 - knocker], melds, state.multiplier)
+    hands = _with(state.hands, knocker, knocker_hand)
+    events = state.events
+    if not (events and events[-1].kind is EventKind.ACCEPT_KNOCK):
+        event_kind = _SHOWDOWN_EVENTS.get(kind, EventKind.KNOCK)
+        events = (*events, HandEvent(knocker, event_kind, knock_card))
+    deal = DealResult(
+        result,
+        knocker=knocker,
+        penalties=state.penalties,
+        misknocks=state.misknocks,
+        hands=(mask_to_cards(hands[0]), mask_to_cards(hands[1])),
+    )
+    return replace(state, hands=hands, phase=Phase.DONE, pending=None, events=events, result=deal)
+
+
+_SHOWDOWN_EVENTS: Final = {Outcome.GIN: EventKind.GIN, Outcome.BIG_GIN: EventKind.BIG_GIN}
+
+
+def _with(pair: tuple[T, T], seat: int, value: T) -> tuple[T, T]:
+    """The pair with one seat's entry replaced."""
+    return (value, pair[1]) if seat == 0 else (pair[0], value)
+
+
+def apply(state: HandState, action: Action) -> HandState:
+    """The next state after a trusted action of the player to act (no validation)."""
+    return _APPLY[state.phase](state, action)
+
+
+def play(state: HandState, seat: int, action: Action) -> HandState:
+    """Validate an action from ``seat`` and apply it; raise :class:`IllegalActionError` if not legal.
+
+    Legal means: listed by :func:`legal_actions`, or a knock with a card the player may discard
+    (with declared melds, or over the limit: a misknock), or big gin with declared melds that
+    meld all eleven cards.
+    """
+    if state.phase is Phase.DONE:
+        raise IllegalActionError("the deal is over")
+    if seat != state.to_act:
+        raise IllegalActionError(f"seat {seat} acted, but it is seat {state.to_act}'s turn")
+    kind = action.kind
+    legal = legal_actions(state)
+    if action in legal:
+        return apply(state, action)
+    if state.phase is Phase.DISCARD and kind in (ActionKind.KNOCK, ActionKind.BIG_GIN):
+        _check_knock(state, action)
+        return apply(state, action)
+    kinds = sorted({a.kind.value for a in legal})
+    if kind.value not in kinds:
+        raise IllegalActionError(
+            f"{kind} is not allowed in the {state.phase} phase (allowed: {', '.join(kinds)})"
+        )
+    hand = state.hands[seat]
+    if action.card is not None and not hand & (1 << action.card):
+        raise IllegalActionError(f"{action.card} is not in the hand ({format_cards(mask_to_cards(hand))})")
+    if action.card is not None and action.card == state.taken:
+        raise IllegalActionError(f"{action.card} was just taken from the discard pile and may not be discarded")
+    raise IllegalActionError(f"{action} is not legal now")
+
+
+def _check_knock(state: HandState, action: Action) -> None:
+    seat = state.to_act
+    hand = state.hands[seat]
+    if action.kind is ActionKind.BIG_GIN:
+        if not state.rules.big_gin_allowed:
+            raise IllegalActionError("big gin is not allowed under these rules")
+        try:
+            dw = knock_deadwood(hand, action.melds)
+        except InvalidMeldError as exc:
+            raise IllegalActionError(f"big gin: {exc}") from None
+        if dw:
+            raise IllegalActionError(f"big gin claimed, but {dw} points of the eleven cards are unmelded")
+        return
+    assert action.card is not None
+    if not hand & (1 << action.card):
+        raise IllegalActionError(f"knock with {action.card}, which is not in the hand")
+    if _restricted(state) & (1 << action.card):
+        raise IllegalActionError(f"{action.card} was just taken from the discard pile and may not be discarded")
+    if action.melds is not None:
+        try:
+            check_declared_melds(hand & ~(1 << action.card), action.melds)
+        except InvalidMeldError as exc:
+            raise IllegalActionError(f"knock: {exc}") from None
+
+
+def fallback_action(state: HandState) -> Action:
+    """The safe action taken for a player that faulted (RULES.md): never a knock.
+
+    Pass; draw from the stock; discard the drawn card, or if that is not allowed (or there is
+    none), the highest-value deadwood card; decline a misknock by keeping the open-hand penalty.
+    """
+    phase = state.phase
+    if phase in (Phase.FIRST_UPCARD, Phase.LAST_CHANCE):
+        return PASS
+    if phase is Phase.DRAW:
+        return DRAW_STOCK
+    if phase is Phase.MISKNOCK_RESPONSE:
+        return OPEN_HAND
+    if phase is Phase.DISCARD:
+        last = state.events[-1] if state.events else None
+        hand = state.hands[state.to_act]
+        restricted = _restricted(state)
+        if last is not None and last.kind is EventKind.DRAW_STOCK and last.card is not None:
+            if not restricted & (1 << last.card):
+                return discard(last.card)
+        return discard(_highest_deadwood(hand, restricted))
+    raise IllegalActionError("the deal is over")
+
+
+def _highest_deadwood(hand: int, restricted: int) -> int:
+    """The highest-value card among the deadwood of the best arrangement (or of the hand)."""
+    card, _ = best_discard_mask(hand, restricted)
+    return int(card)
