@@ -10,7 +10,7 @@ Card('Th')
 >>> str(parse_card("as"))
 'As'
 >>> format_cards(parse_cards("Kd 2c As"))
-'2c As Kd'
+'2c Kd As'
 """
 
 from __future__ import annotations
