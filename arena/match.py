@@ -158,7 +158,7 @@ class MatchRunner:
                 match_id=self.match_id,
                 game=game,
                 deal=deal,
-                request_id=f"{self.match_id}.{self._requests}",
+                request_id=f"{self.match_id}-r{self._requests}",
                 rules=self.rules,
                 game_points=self._score.points,
                 games_won=(self._wins[0], self._wins[1]),

@@ -1,0 +1,258 @@
+"""The house bots' strategies: functions from a wire observation to a wire action.
+
+* ``random``: a random legal move, except that it knocks (or goes gin) whenever it may, so its
+  games end.
+* ``greedy``: minimises deadwood at every step and knocks at the first chance.
+* ``strong``: tracks the discard pile and the opponent's known cards; discards what the
+  opponent is least likely to use; chases gin while the stock is long; weighs the undercut
+  risk (an estimate of the opponent's deadwood) before knocking; and declares, among its least
+  deadwood arrangements, the one that offers the fewest lay-off spots for unseen cards.
+
+They read only the observation, as any bot must.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Callable
+
+from arena.cards import CARD_VALUES, mask_to_cards, parse_card
+from arena.protocol.wire import ActRequest, WireAction
+from arena.rules.melds import (
+    RANK_MASKS,
+    best_arrangements,
+    deadwood_mask,
+    min_discard_deadwood_mask,
+)
+
+__all__ = ["STRATEGIES", "greedy", "make_random", "strong"]
+
+Strategy = Callable[[ActRequest], WireAction]
+
+
+def _mask(cards: list[str]) -> int:
+    m = 0
+    for c in cards:
+        m |= 1 << parse_card(c)
+    return m
+
+
+def _card(text: str | None) -> int:
+    assert text is not None
+    return int(parse_card(text))
+
+
+def _kinds(obs: ActRequest) -> dict[str, list[WireAction]]:
+    out: dict[str, list[WireAction]] = {}
+    for a in obs.legal_actions:
+        out.setdefault(a.action, []).append(a)
+    return out
+
+
+def _gin_or_big_gin(obs: ActRequest, kinds: dict[str, list[WireAction]]) -> WireAction | None:
+    if "big_gin" in kinds:
+        return kinds["big_gin"][0]
+    hand = _mask(obs.hand)
+    for a in kinds.get("knock", []):
+        if deadwood_mask(hand & ~(1 << _card(a.card))) == 0:
+            return a
+    return None
+
+
+def make_random(seed: int | str = 0) -> Strategy:
+    """A random player that knocks whenever it may."""
+    rng = random.Random(f"house-random:{seed}")
+
+    def act(obs: ActRequest) -> WireAction:
+        kinds = _kinds(obs)
+        for kind in ("big_gin", "knock"):
+            if kind in kinds:
+                return rng.choice(kinds[kind])
+        return rng.choice(obs.legal_actions)
+
+    return act
+
+
+def greedy(obs: ActRequest) -> WireAction:
+    """Least deadwood now; knock at once."""
+    kinds = _kinds(obs)
+    hand = _mask(obs.hand)
+    phase = obs.phase
+    if phase == "misknock_response":
+        return WireAction("open_hand")
+    if phase in ("first_upcard", "draw", "last_chance"):
+        if "take_discard" in kinds and obs.discard_top is not None:
+            top = _card(obs.discard_top)
+            after = min_discard_deadwood_mask(hand | (1 << top), 1 << top)
+            if after < deadwood_mask(hand) or phase == "last_chance":
+                return WireAction("take_discard")
+        return WireAction("pass") if "pass" in kinds else WireAction("draw_stock")
+    finish = _gin_or_big_gin(obs, kinds)
+    if finish is not None:
+        return finish
+    if "knock" in kinds:
+        return min(kinds["knock"], key=lambda a: deadwood_mask(hand & ~(1 << _card(a.card))))
+    return min(
+        kinds["discard"],
+        key=lambda a: (deadwood_mask(hand & ~(1 << _card(a.card))), -CARD_VALUES[_card(a.card)]),
+    )
+
+
+# --- strong -----------------------------------------------------------------------------------
+
+
+def _neighbours(card: int) -> int:
+    """Cards that would meld with ``card``: same rank, and one or two ranks away in its suit."""
+    rank = card % 13
+    base = card - rank
+    m = RANK_MASKS[rank] & ~(1 << card)
+    for d in (-2, -1, 1, 2):
+        if 0 <= rank + d < 13:
+            m |= 1 << (base + rank + d)
+    return m
+
+
+def _useful_to(hand: int, card: int) -> int:
+    """How many cards of ``hand`` the card connects with (a rough meld potential)."""
+    return (_neighbours(card) & hand).bit_count()
+
+
+class _View:
+    """What the strong bot derives from one observation."""
+
+    def __init__(self, obs: ActRequest) -> None:
+        self.obs = obs
+        self.hand = _mask(obs.hand)
+        self.discards = _mask(obs.discard_pile)
+        self.opp_known = _mask(obs.opponent_known)
+        opp_hand = _mask(obs.opponent_hand) if obs.opponent_hand is not None else 0
+        self.opp_exposed = opp_hand
+        seen = self.hand | self.discards | self.opp_known | opp_hand
+        self.unseen = ((1 << 52) - 1) & ~seen
+        # Cards the opponent passed over or threw away: evidence of what they do not collect.
+        self.opp_discarded = 0
+        for event in obs.history:
+            if event.player == "opponent" and event.event == "discard" and event.card:
+                self.opp_discarded |= 1 << _card(event.card)
+
+    def danger(self, card: int) -> float:
+        """How likely the opponent can use this discard (higher is worse)."""
+        if self.opp_exposed:
+            return 3.0 * _useful_to(self.opp_exposed, card)
+        score = 2.0 * _useful_to(self.opp_known, card)
+        # Neighbours the opponent threw away suggest they are not collecting around it.
+        score -= 0.5 * _useful_to(self.opp_discarded, card)
+        # A card whose neighbours are all gone can't be melded by anybody.
+        live = (_neighbours(card) & (self.unseen | self.opp_known)).bit_count()
+        return score + 0.15 * live
+
+    def outs(self, hand: int) -> int:
+        """Unseen cards that would lower this hand's deadwood if drawn."""
+        now = deadwood_mask(hand)
+        count = 0
+        candidates = self.unseen
+        near = 0
+        m = hand
+        while m:
+            low = m & -m
+            m ^= low
+            near |= _neighbours(low.bit_length() - 1)
+        candidates &= near
+        while candidates:
+            low = candidates & -candidates
+            candidates ^= low
+            if min_discard_deadwood_mask(hand | low, low) < now:
+                count += 1
+        return count
+
+    def opponent_deadwood_estimate(self) -> float:
+        """A rough estimate of the opponent's deadwood after lay-offs."""
+        if self.opp_exposed:
+            return float(deadwood_mask(self.opp_exposed))
+        turns = len([e for e in self.obs.history if e.player == "opponent" and e.event in ("discard",)])
+        # A fresh random hand holds ~55 deadwood; a competent player sheds it quickly.
+        return max(6.0, 55.0 - 6.5 * turns)
+
+
+def _declare(view: _View, hand10: int) -> list[list[str]] | None:
+    """Among least-deadwood arrangements, the one with the fewest live lay-off spots."""
+    options = best_arrangements(hand10)
+    if len(options) < 2:
+        return None
+    live = view.unseen | view.opp_known | view.opp_exposed
+
+    def spots(melds: tuple[int, ...]) -> int:
+        total = 0
+        for meld in melds:
+            low = meld & -meld
+            first = low.bit_length() - 1
+            if meld & ~RANK_MASKS[first % 13] == 0:
+                total += (RANK_MASKS[first % 13] & ~meld & live).bit_count()
+            else:
+                top = meld.bit_length() - 1
+                if first % 13 > 0:
+                    total += (live >> (first - 1)) & 1
+                if top % 13 < 12:
+                    total += (live >> (top + 1)) & 1
+        return total
+
+    best = min(options, key=lambda arr: spots(arr.melds))
+    return [[str(c) for c in mask_to_cards(m)] for m in best.melds]
+
+
+def strong(obs: ActRequest) -> WireAction:
+    """The strongest house bot (see the module docstring)."""
+    kinds = _kinds(obs)
+    view = _View(obs)
+    hand = view.hand
+    phase = obs.phase
+    if phase == "misknock_response":
+        pending = obs.pending_misknock
+        mine = deadwood_mask(hand)
+        # Accepting scores it as a knock: worth it when we undercut.
+        if pending is not None and mine <= pending.deadwood:
+            return WireAction("accept_knock")
+        return WireAction("open_hand")
+    if phase in ("first_upcard", "draw", "last_chance"):
+        if "take_discard" in kinds and obs.discard_top is not None:
+            top = _card(obs.discard_top)
+            now = deadwood_mask(hand)
+            after = min_discard_deadwood_mask(hand | (1 << top), 1 << top)
+            melds_it = deadwood_mask(hand | (1 << top)) < now  # the card joins a meld
+            if phase == "last_chance" or (melds_it and after < now) or now - after >= 8:
+                return WireAction("take_discard")
+        return WireAction("pass") if "pass" in kinds else WireAction("draw_stock")
+
+    finish = _gin_or_big_gin(obs, kinds)
+    if finish is not None:
+        return finish
+    candidates = [a for a in kinds.get("discard", [])]
+    if not candidates:  # last chance: only knocks
+        return min(kinds["knock"], key=lambda a: deadwood_mask(hand & ~(1 << _card(a.card))))
+
+    def score(a: WireAction) -> tuple[float, ...]:
+        card = _card(a.card)
+        rest = hand & ~(1 << card)
+        dw = deadwood_mask(rest)
+        return (dw + 1.5 * view.danger(card) - 0.3 * _useful_to(rest, card), -CARD_VALUES[card])
+
+    choice = min(candidates, key=score)
+    knocks = kinds.get("knock", [])
+    if knocks:
+        best = min(knocks, key=lambda a: deadwood_mask(hand & ~(1 << _card(a.card))))
+        rest = hand & ~(1 << _card(best.card))
+        dw = deadwood_mask(rest)
+        stock = obs.stock_count
+        # Chase gin while the stock is long and the hand is close with live outs.
+        chase = stock >= 18 and dw <= 3 and view.outs(rest) >= 3
+        risk = view.opponent_deadwood_estimate()
+        if not chase and (dw <= 3 or dw < risk - 4 or stock <= 8):
+            return WireAction("knock", best.card, _declare(view, rest))
+    return choice
+
+
+STRATEGIES: dict[str, Callable[[int | str], Strategy]] = {
+    "random": make_random,
+    "greedy": lambda seed: greedy,
+    "strong": lambda seed: strong,
+}

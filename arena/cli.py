@@ -1,0 +1,265 @@
+"""The ``gin-arena`` command line: one sub-command per job, each a thin call into the package.
+
+Errors a user can cause (a bad option value, an unreachable bot URL) end with a one-line
+message and exit status 2, never a traceback.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from collections.abc import Callable, Sequence
+
+from rich.console import Console
+
+from arena.match import MatchProgress, play_match
+from arena.players import HeuristicPlayer, Player, RandomPlayer
+from arena.rules.ruleset import RuleSet, RuleSetError
+from arena.transcript import outcome_counts, transcript
+
+__all__ = ["main"]
+
+IN_PROCESS_PLAYERS: dict[str, Callable[[str, int], Player]] = {
+    "random": lambda name, seed: RandomPlayer(seed=seed, name=name),
+    "heuristic": lambda name, seed: HeuristicPlayer(name=name),
+}
+
+
+class UsageError(Exception):
+    """A user error: printed as one line, exit status 2."""
+
+
+def _rules(args: argparse.Namespace) -> RuleSet:
+    overrides = {}
+    for item in getattr(args, "rule", None) or []:
+        key, sep, raw = item.partition("=")
+        if not sep:
+            raise UsageError(f"--rule expects FIELD=VALUE, got {item!r}")
+        try:
+            overrides[key] = json.loads(raw)
+        except json.JSONDecodeError:
+            overrides[key] = raw
+    try:
+        return RuleSet.preset(args.rules, **overrides)
+    except RuleSetError as exc:
+        raise UsageError(str(exc)) from None
+
+
+def _add_rules_options(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--rules", default="standard", choices=RuleSet.PRESETS, help="rule set preset (default: standard)"
+    )
+    p.add_argument(
+        "--rule",
+        action="append",
+        metavar="FIELD=VALUE",
+        help="override one rule set field, e.g. --rule gin_bonus=20 (repeatable)",
+    )
+
+
+def cmd_selfplay(args: argparse.Namespace) -> int:
+    """Play in-process players against each other and print outcome counts."""
+    if args.matches < 1:
+        raise UsageError("--matches must be at least 1")
+    kinds = args.players.split(",")
+    if len(kinds) != 2 or any(k not in IN_PROCESS_PLAYERS for k in kinds):
+        raise UsageError(f"--players takes two of {', '.join(IN_PROCESS_PLAYERS)}, comma-separated")
+    rules = _rules(args)
+    console = Console(stderr=True)
+    records = []
+    wins = [0, 0]
+    started = time.perf_counter()
+    with console.status("playing") as status:
+        for i in range(args.matches):
+            seed = args.seed + i
+            players = [IN_PROCESS_PLAYERS[k](f"{k}-a", seed) for k in kinds[:1]]
+            players.append(IN_PROCESS_PLAYERS[kinds[1]](f"{kinds[1]}-b", seed + 10_000))
+            record = play_match(players, rules, seed=seed, match_id=f"selfplay-{seed}")
+            data = record.to_dict()
+            records.append(data)
+            if record.winner is not None:
+                wins[record.winner] += 1
+            status.update(f"match {i + 1}/{args.matches}")
+    elapsed = time.perf_counter() - started
+    counts = outcome_counts(records)
+    hands = sum(counts[k] for k in ("knock", "undercut", "gin", "big_gin", "dead", "tie"))
+    out = {
+        "matches": args.matches,
+        "seed": args.seed,
+        "players": {"a": kinds[0], "b": kinds[1]},
+        "wins": {"a": wins[0], "b": wins[1]},
+        "hands": hands,
+        "outcomes": {
+            "knocks": counts["knock"],
+            "undercuts": counts["undercut"],
+            "gins": counts["gin"],
+            "big_gins": counts["big_gin"],
+            "dead_hands": counts["dead"],
+            "ties": counts["tie"],
+            "misknocks": counts["misknock"],
+        },
+        "seconds": round(elapsed, 3),
+    }
+    if args.json:
+        print(json.dumps(out, indent=2))
+        return 0
+    print(f"{args.matches} matches, {kinds[0]} (a) v {kinds[1]} (b), seeds {args.seed}..{args.seed + args.matches - 1}")
+    print(f"match wins: a {wins[0]}, b {wins[1]}")
+    print(f"hands: {hands}")
+    for key, value in out["outcomes"].items():  # type: ignore[attr-defined]
+        print(f"  {key:<11} {value:>6}")
+    print(f"{elapsed:.2f} s ({elapsed / args.matches * 1000:.0f} ms per match)")
+    return 0
+
+
+def cmd_demo(args: argparse.Namespace) -> int:
+    """Play one best-of-five match between the built-in players and print it."""
+    rules = _rules(args)
+    console = Console(stderr=True)
+    players: list[Player] = [HeuristicPlayer(name="heuristic-1"), HeuristicPlayer(name="heuristic-2", early_knock=7)]
+
+    def progress(p: MatchProgress) -> None:
+        console.log(
+            f"game {p.game + 1} deal {p.deal + 1}: {p.last.outcome.value}, "
+            f"points {p.game_points[0]}-{p.game_points[1]}, games {p.games_won[0]}-{p.games_won[1]}"
+        )
+
+    record = play_match(players, rules, seed=args.seed, match_id=f"demo-{args.seed}", on_progress=progress if args.verbose else None)
+    print(transcript(record.to_dict()))
+    return 0
+
+
+def cmd_bot_serve(args: argparse.Namespace) -> int:
+    """Serve a house bot on 127.0.0.1 until interrupted."""
+    from arena.bots.house import house_bot
+
+    try:
+        server = house_bot(args.kind, port=args.port, host=args.host, secret=args.secret)
+    except OSError as exc:
+        raise UsageError(f"cannot listen on {args.host}:{args.port}: {exc.strerror or exc}") from None
+    print(f"house bot {args.kind!r} listening on {server.url}", file=sys.stderr)
+    try:
+        server.serve_forever()
+    except KeyboardInterrupt:
+        pass
+    return 0
+
+
+def cmd_bot_check(args: argparse.Namespace) -> int:
+    """Check a bot's conformance; exit 0 on pass, 1 on fail."""
+    from arena.bots.check import check_bot
+
+    report = check_bot(
+        args.url,
+        secret=args.secret,
+        allow_loopback=not args.production,
+        repeats=args.repeats,
+        deadline_ms=args.deadline_ms,
+    )
+    print(report.render())
+    return 0 if report.passed else 1
+
+
+def cmd_match(args: argparse.Namespace) -> int:
+    """Play one match between two bot URLs; the record as JSON on stdout."""
+    from arena.protocol.http_player import HttpPlayer
+
+    rules = _rules(args)
+    console = Console(stderr=True)
+    secrets = [args.secret_a or args.secret, args.secret_b or args.secret]
+    players: list[Player] = [
+        HttpPlayer(url, name=url, secret=secrets[i], allow_loopback=not args.production)
+        for i, url in enumerate((args.url_a, args.url_b))
+    ]
+
+    def progress(p: MatchProgress) -> None:
+        console.print(
+            f"game {p.game + 1} deal {p.deal + 1}: {p.last.outcome.value:<8} "
+            f"points a {p.game_points[0]:>3} b {p.game_points[1]:>3}  games a {p.games_won[0]} b {p.games_won[1]}",
+            highlight=False,
+        )
+
+    record = play_match(
+        players, rules, seed=args.seed, match_id=args.match_id or f"match-{args.seed}",
+        on_progress=None if args.quiet else progress,
+    )
+    data = record.to_dict()
+    console.print(transcript(data, deals=False), highlight=False)
+    print(json.dumps(data, indent=None if args.compact else 2))
+    return 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="gin-arena", description="Gin Rummy bot arena")
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    p = sub.add_parser("selfplay", help="play in-process players against each other, print a summary")
+    p.add_argument("--matches", type=int, default=10, help="number of matches (default 10)")
+    p.add_argument("--seed", type=int, default=0, help="seed of the first match (default 0)")
+    p.add_argument(
+        "--players", default="heuristic,random", help="two of random, heuristic (default heuristic,random)"
+    )
+    p.add_argument("--json", action="store_true", help="print the summary as JSON")
+    _add_rules_options(p)
+    p.set_defaults(func=cmd_selfplay)
+
+    p = sub.add_parser("demo", help="the main job: play built-in bots and show the result")
+    p.add_argument("--seed", type=int, default=1, help="match seed (default 1)")
+    p.add_argument("-v", "--verbose", action="store_true", help="log every deal as it is played")
+    _add_rules_options(p)
+    p.set_defaults(func=cmd_demo)
+
+    p = sub.add_parser("match", help="play one match between two bot URLs; record as JSON on stdout")
+    p.add_argument("url_a", metavar="URL_A")
+    p.add_argument("url_b", metavar="URL_B")
+    p.add_argument("--seed", type=int, required=True, help="match seed (decides every deal)")
+    p.add_argument("--secret", help="signing secret for both bots (whsec_...)")
+    p.add_argument("--secret-a", help="signing secret for URL_A")
+    p.add_argument("--secret-b", help="signing secret for URL_B")
+    p.add_argument("--match-id", help="match id sent to the bots (default match-SEED)")
+    p.add_argument("--production", action="store_true", help="refuse loopback URLs, as the service does")
+    p.add_argument("--quiet", action="store_true", help="no per-deal progress on stderr")
+    p.add_argument("--compact", action="store_true", help="print the JSON on one line")
+    _add_rules_options(p)
+    p.set_defaults(func=cmd_match)
+
+    bot = sub.add_parser("bot", help="serve or check bots").add_subparsers(dest="bot_command", required=True, metavar="BOT_COMMAND")
+    p = bot.add_parser("serve", help="serve a house bot on 127.0.0.1")
+    p.add_argument("--kind", required=True, choices=("random", "greedy", "strong"))
+    p.add_argument("--port", type=int, default=8101)
+    p.add_argument("--host", default="127.0.0.1")
+    p.add_argument("--secret", help="verify the arena's signatures with this secret")
+    p.set_defaults(func=cmd_bot_serve)
+    p = bot.add_parser("check", help="check that a bot speaks the protocol correctly")
+    p.add_argument("url", metavar="URL")
+    p.add_argument("--secret", help="the bot's signing secret (also checks forged requests are refused)")
+    p.add_argument("--repeats", type=int, default=30, help="extra requests for latency (default 30)")
+    p.add_argument("--deadline-ms", type=int, default=1000, help="deadline to check against (default 1000)")
+    p.add_argument("--production", action="store_true", help="refuse loopback URLs, as the service does")
+    p.set_defaults(func=cmd_bot_check)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of the ``gin-arena`` console script."""
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        result: int = args.func(args)
+        return result
+    except UsageError as exc:
+        print(f"gin-arena: error: {exc}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("gin-arena: interrupted", file=sys.stderr)
+        return 130
+    except BrokenPipeError:
+        # The reader of our output went away (e.g. `| head`): not an error of ours.
+        sys.stderr.close()
+        return 0
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

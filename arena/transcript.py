@@ -1,0 +1,96 @@
+"""Readable text of a match record: what the demo, ``selfplay`` and ``replay`` print.
+
+Works on the record's JSON form (``MatchRecord.to_dict()``), so a stored replay prints the
+same way as a match just played.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+__all__ = ["hand_line", "match_summary", "outcome_counts", "transcript"]
+
+
+def _name(record: Mapping[str, Any], seat: str | None) -> str:
+    if seat is None:
+        return "nobody"
+    return f"{record['players'][seat]} ({seat})"
+
+
+def hand_line(record: Mapping[str, Any], hand: Mapping[str, Any]) -> str:
+    """One line for one deal."""
+    outcome = hand["outcome"]
+    dealer = record["players"][hand["dealer"]]
+    head = f"deal {hand['index'] + 1:>2} (dealer {dealer}): "
+    mk = "".join(
+        f" [misknock by {_name(record, m['seat'])} with {m['deadwood']} deadwood]"
+        for m in hand["misknocks"]
+    )
+    if outcome == "dead":
+        return head + "dead hand, no score" + mk
+    knocker = _name(record, hand["knocker"])
+    what = {
+        "knock": "knocks",
+        "undercut": "knocks and is undercut",
+        "gin": "goes gin",
+        "big_gin": "goes big gin",
+        "tie": "knocks; equal deadwood, no score",
+    }[outcome]
+    text = f"{knocker} {what} ({hand['knocker_deadwood']} v {hand['defender_deadwood']})"
+    if hand["winner"] is not None:
+        text += f": {_name(record, hand['winner'])} +{hand['points']}"
+    if hand["multiplier"] != 1:
+        text += f" (x{hand['multiplier']})"
+    return head + text + mk
+
+
+def transcript(record: Mapping[str, Any], *, deals: bool = True) -> str:
+    """The whole match as text: each game, optionally each deal, and the result."""
+    players = record["players"]
+    lines = [f"Match {record['match_id']}: {players['a']} (a) v {players['b']} (b), seed {record['seed']}"]
+    for game in record["games"]:
+        pts, tot = game["points"], game["totals"]
+        lines.append(
+            f"Game {game['index'] + 1}: {len(game['hands'])} deals; hand points {pts['a']}-{pts['b']}, "
+            f"with bonuses {tot['a']}-{tot['b']}"
+            + (" (shutout)" if game["shutout"] else "")
+            + f" -> {_name(record, game['winner'])}"
+        )
+        if deals:
+            lines.extend("   " + hand_line(record, h) for h in game["hands"])
+    unfinished = record.get("unfinished_game")
+    if unfinished and unfinished["hands"] and deals:
+        lines.append("Unfinished game:")
+        lines.extend("   " + hand_line(record, h) for h in unfinished["hands"])
+    for fault in record["faults"]:
+        lines.append(
+            f"fault: {_name(record, fault['seat'])} game {fault['game'] + 1} deal {fault['deal'] + 1}: "
+            f"{fault['kind']} ({fault['detail']})"
+        )
+    lines.append(match_summary(record))
+    return "\n".join(lines)
+
+
+def match_summary(record: Mapping[str, Any]) -> str:
+    """One line: who won and how."""
+    won = record["games_won"]
+    forfeit = record["forfeit"]
+    if forfeit is not None:
+        who = "both players" if forfeit["seat"] is None else _name(record, forfeit["seat"])
+        return f"Forfeit by {who}: {forfeit['reason']} -> winner {_name(record, record['winner'])}"
+    return f"Winner: {_name(record, record['winner'])}, games {won['a']}-{won['b']}"
+
+
+def outcome_counts(records: Iterable[Mapping[str, Any]]) -> Counter[str]:
+    """Counts of hand outcomes (knock, gin, big_gin, undercut, dead, tie) and misknocks."""
+    counts: Counter[str] = Counter()
+    for record in records:
+        hands = [h for g in record["games"] for h in g["hands"]]
+        if record.get("unfinished_game"):
+            hands += record["unfinished_game"]["hands"]
+        for hand in hands:
+            counts[hand["outcome"]] += 1
+            counts["misknock"] += len(hand["misknocks"])
+    return counts
