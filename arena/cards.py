@@ -177,7 +177,9 @@ def parse_hand(cards: str | Iterable[str | Card], sizes: Sequence[int]) -> tuple
     parsed = parse_cards(cards)
     if len(parsed) not in sizes:
         want = " or ".join(str(s) for s in sizes)
-        raise HandSizeError(f"a hand of {len(parsed)} cards ({format_cards(parsed)}); expected {want}")
+        raise HandSizeError(
+            f"a hand of {len(parsed)} cards ({format_cards(parsed)}); expected {want}"
+        )
     return parsed
 
 

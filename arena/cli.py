@@ -7,6 +7,7 @@ message and exit status 2, never a traceback.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import sys
 import time
@@ -49,7 +50,10 @@ def _rules(args: argparse.Namespace) -> RuleSet:
 
 def _add_rules_options(p: argparse.ArgumentParser) -> None:
     p.add_argument(
-        "--rules", default="standard", choices=RuleSet.PRESETS, help="rule set preset (default: standard)"
+        "--rules",
+        default="standard",
+        choices=RuleSet.PRESETS,
+        help="rule set preset (default: standard)",
     )
     p.add_argument(
         "--rule",
@@ -105,10 +109,11 @@ def cmd_selfplay(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps(out, indent=2))
         return 0
-    print(f"{args.matches} matches, {kinds[0]} (a) v {kinds[1]} (b), seeds {args.seed}..{args.seed + args.matches - 1}")
+    last = args.seed + args.matches - 1
+    print(f"{args.matches} matches, {kinds[0]} (a) v {kinds[1]} (b), seeds {args.seed}..{last}")
     print(f"match wins: a {wins[0]}, b {wins[1]}")
     print(f"hands: {hands}")
-    for key, value in out["outcomes"].items():  # type: ignore[attr-defined]
+    for key, value in out["outcomes"].items():
         print(f"  {key:<11} {value:>6}")
     print(f"{elapsed:.2f} s ({elapsed / args.matches * 1000:.0f} ms per match)")
     return 0
@@ -118,7 +123,10 @@ def cmd_demo(args: argparse.Namespace) -> int:
     """Play one best-of-five match between the built-in players and print it."""
     rules = _rules(args)
     console = Console(stderr=True)
-    players: list[Player] = [HeuristicPlayer(name="heuristic-1"), HeuristicPlayer(name="heuristic-2", early_knock=7)]
+    players: list[Player] = [
+        HeuristicPlayer(name="heuristic-1"),
+        HeuristicPlayer(name="heuristic-2", early_knock=7),
+    ]
 
     def progress(p: MatchProgress) -> None:
         console.log(
@@ -126,7 +134,13 @@ def cmd_demo(args: argparse.Namespace) -> int:
             f"points {p.game_points[0]}-{p.game_points[1]}, games {p.games_won[0]}-{p.games_won[1]}"
         )
 
-    record = play_match(players, rules, seed=args.seed, match_id=f"demo-{args.seed}", on_progress=progress if args.verbose else None)
+    record = play_match(
+        players,
+        rules,
+        seed=args.seed,
+        match_id=f"demo-{args.seed}",
+        on_progress=progress if args.verbose else None,
+    )
     print(transcript(record.to_dict()))
     return 0
 
@@ -138,12 +152,12 @@ def cmd_bot_serve(args: argparse.Namespace) -> int:
     try:
         server = house_bot(args.kind, port=args.port, host=args.host, secret=args.secret)
     except OSError as exc:
-        raise UsageError(f"cannot listen on {args.host}:{args.port}: {exc.strerror or exc}") from None
+        raise UsageError(
+            f"cannot listen on {args.host}:{args.port}: {exc.strerror or exc}"
+        ) from None
     print(f"house bot {args.kind!r} listening on {server.url}", file=sys.stderr)
-    try:
+    with contextlib.suppress(KeyboardInterrupt):
         server.serve_forever()
-    except KeyboardInterrupt:
-        pass
     return 0
 
 
@@ -177,12 +191,16 @@ def cmd_match(args: argparse.Namespace) -> int:
     def progress(p: MatchProgress) -> None:
         console.print(
             f"game {p.game + 1} deal {p.deal + 1}: {p.last.outcome.value:<8} "
-            f"points a {p.game_points[0]:>3} b {p.game_points[1]:>3}  games a {p.games_won[0]} b {p.games_won[1]}",
+            f"points a {p.game_points[0]:>3} b {p.game_points[1]:>3}  "
+            f"games a {p.games_won[0]} b {p.games_won[1]}",
             highlight=False,
         )
 
     record = play_match(
-        players, rules, seed=args.seed, match_id=args.match_id or f"match-{args.seed}",
+        players,
+        rules,
+        seed=args.seed,
+        match_id=args.match_id or f"match-{args.seed}",
         on_progress=None if args.quiet else progress,
     )
     data = record.to_dict()
@@ -195,11 +213,15 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="gin-arena", description="Gin Rummy bot arena")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
-    p = sub.add_parser("selfplay", help="play in-process players against each other, print a summary")
+    p = sub.add_parser(
+        "selfplay", help="play in-process players against each other, print a summary"
+    )
     p.add_argument("--matches", type=int, default=10, help="number of matches (default 10)")
     p.add_argument("--seed", type=int, default=0, help="seed of the first match (default 0)")
     p.add_argument(
-        "--players", default="heuristic,random", help="two of random, heuristic (default heuristic,random)"
+        "--players",
+        default="heuristic,random",
+        help="two of random, heuristic (default heuristic,random)",
     )
     p.add_argument("--json", action="store_true", help="print the summary as JSON")
     _add_rules_options(p)
@@ -211,7 +233,9 @@ def build_parser() -> argparse.ArgumentParser:
     _add_rules_options(p)
     p.set_defaults(func=cmd_demo)
 
-    p = sub.add_parser("match", help="play one match between two bot URLs; record as JSON on stdout")
+    p = sub.add_parser(
+        "match", help="play one match between two bot URLs; record as JSON on stdout"
+    )
     p.add_argument("url_a", metavar="URL_A")
     p.add_argument("url_b", metavar="URL_B")
     p.add_argument("--seed", type=int, required=True, help="match seed (decides every deal)")
@@ -219,13 +243,17 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--secret-a", help="signing secret for URL_A")
     p.add_argument("--secret-b", help="signing secret for URL_B")
     p.add_argument("--match-id", help="match id sent to the bots (default match-SEED)")
-    p.add_argument("--production", action="store_true", help="refuse loopback URLs, as the service does")
+    p.add_argument(
+        "--production", action="store_true", help="refuse loopback URLs, as the service does"
+    )
     p.add_argument("--quiet", action="store_true", help="no per-deal progress on stderr")
     p.add_argument("--compact", action="store_true", help="print the JSON on one line")
     _add_rules_options(p)
     p.set_defaults(func=cmd_match)
 
-    bot = sub.add_parser("bot", help="serve or check bots").add_subparsers(dest="bot_command", required=True, metavar="BOT_COMMAND")
+    bot = sub.add_parser("bot", help="serve or check bots").add_subparsers(
+        dest="bot_command", required=True, metavar="BOT_COMMAND"
+    )
     p = bot.add_parser("serve", help="serve a house bot on 127.0.0.1")
     p.add_argument("--kind", required=True, choices=("random", "greedy", "strong"))
     p.add_argument("--port", type=int, default=8101)
@@ -234,10 +262,18 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=cmd_bot_serve)
     p = bot.add_parser("check", help="check that a bot speaks the protocol correctly")
     p.add_argument("url", metavar="URL")
-    p.add_argument("--secret", help="the bot's signing secret (also checks forged requests are refused)")
-    p.add_argument("--repeats", type=int, default=30, help="extra requests for latency (default 30)")
-    p.add_argument("--deadline-ms", type=int, default=1000, help="deadline to check against (default 1000)")
-    p.add_argument("--production", action="store_true", help="refuse loopback URLs, as the service does")
+    p.add_argument(
+        "--secret", help="the bot's signing secret (also checks forged requests are refused)"
+    )
+    p.add_argument(
+        "--repeats", type=int, default=30, help="extra requests for latency (default 30)"
+    )
+    p.add_argument(
+        "--deadline-ms", type=int, default=1000, help="deadline to check against (default 1000)"
+    )
+    p.add_argument(
+        "--production", action="store_true", help="refuse loopback URLs, as the service does"
+    )
     p.set_defaults(func=cmd_bot_check)
     return parser
 

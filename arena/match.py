@@ -39,7 +39,7 @@ class MatchProgress:
     last: DealResult
 
 
-class Forfeit(Exception):
+class ForfeitError(Exception):
     """Internal: a seat forfeits the match."""
 
     def __init__(self, seat: int | None, reason: str) -> None:
@@ -61,7 +61,9 @@ class MatchRunner:
 
     _strikes: list[int] = field(init=False, default_factory=lambda: [0, 0])
     _faults: list[FaultEntry] = field(init=False, default_factory=list)
-    _latencies: tuple[list[float], list[float]] = field(init=False, default_factory=lambda: ([], []))
+    _latencies: tuple[list[float], list[float]] = field(
+        init=False, default_factory=lambda: ([], [])
+    )
     _requests: int = field(init=False, default=0)
     _wins: list[int] = field(init=False, default_factory=lambda: [0, 0])
     #: The game in progress: its score and the deals played so far.
@@ -83,10 +85,10 @@ class MatchRunner:
                 games.append(record)
                 self._wins[record.result.winner] += 1
             winner = 0 if self._wins[0] > self._wins[1] else 1
-        except Forfeit as f:
+        except ForfeitError as f:
             forfeit = (f.seat, f.reason)
             winner = None if f.seat is None else 1 - f.seat
-        record = MatchRecord(
+        match_record = MatchRecord(
             match_id=self.match_id,
             seed=self.seed,
             rules=self.rules,
@@ -99,10 +101,10 @@ class MatchRunner:
             latencies=(tuple(self._latencies[0]), tuple(self._latencies[1])),
             unfinished_points=self._score.points if forfeit else (0, 0),
         )
-        summary = record.to_dict()
+        summary = match_record.to_dict()
         for p in self.players:
             p.end(summary)
-        return record
+        return match_record
 
     def _start(self) -> None:
         failed = []
@@ -115,10 +117,10 @@ class MatchRunner:
                 failed.append((seat, fault))
         if len(failed) == 2:
             details = "; ".join(f"{'ab'[s]}: {f.kind}: {f.detail}" for s, f in failed)
-            raise Forfeit(None, f"neither player could be reached at the start ({details})")
+            raise ForfeitError(None, f"neither player could be reached at the start ({details})")
         if failed:
             seat, fault = failed[0]
-            raise Forfeit(seat, f"unreachable at the start ({fault.kind}: {fault.detail})")
+            raise ForfeitError(seat, f"unreachable at the start ({fault.kind}: {fault.detail})")
 
     def _play_game(self, game: int) -> GameRecord:
         rules = self.rules
@@ -128,10 +130,14 @@ class MatchRunner:
         while not self._score.over(rules.target):
             deal = len(self._hands)
             deck = deal_deck(self.seed, game, deal)
-            final, actions = self._play_deal(new_deal(rules, dealer, deck=deck), game, deal, previous)
+            final, actions = self._play_deal(
+                new_deal(rules, dealer, deck=deck), game, deal, previous
+            )
             result = final.result
             assert result is not None
-            self._hands.append(HandRecord(deal, dealer, "".join(map(str, deck)), tuple(actions), result))
+            self._hands.append(
+                HandRecord(deal, dealer, "".join(map(str, deck)), tuple(actions), result)
+            )
             self._score = add_deal(rules, self._score, result)
             previous = result
             dead = result.knocker is None
@@ -175,7 +181,13 @@ class MatchRunner:
         return state, entries
 
     def _apply_reply(
-        self, state: HandState, seat: int, reply: Action | Fault, latency: float, game: int, deal: int
+        self,
+        state: HandState,
+        seat: int,
+        reply: Action | Fault,
+        latency: float,
+        game: int,
+        deal: int,
     ) -> tuple[HandState, ActionEntry]:
         if isinstance(reply, Action):
             try:
@@ -184,12 +196,18 @@ class MatchRunner:
                 reply = Fault(FaultKind.ILLEGAL_ACTION, f"{reply}: {exc}")
         fallback = fallback_action(state)
         self._faults.append(
-            FaultEntry(seat, reply.kind.value, reply.detail, game, deal, fallback.to_dict(), latency)
+            FaultEntry(
+                seat, reply.kind.value, reply.detail, game, deal, fallback.to_dict(), latency
+            )
         )
         self._strikes[seat] += 1
         new_state = apply(state, fallback)
         if self._strikes[seat] >= self.rules.max_strikes:
-            raise Forfeit(seat, f"{self._strikes[seat]} faults (max_strikes {self.rules.max_strikes}); last: {reply.kind}: {reply.detail}")
+            raise ForfeitError(
+                seat,
+                f"{self._strikes[seat]} faults (max_strikes {self.rules.max_strikes});"
+                f" last: {reply.kind}: {reply.detail}",
+            )
         return new_state, ActionEntry(seat, fallback, latency, reply.kind.value)
 
 

@@ -12,7 +12,7 @@ from typing import Any
 
 from arena.rules.actions import Action
 from arena.rules.hand import DealResult
-from arena.rules.record import DealRecord
+from arena.rules.record import DealRecord, parse_deck
 from arena.rules.ruleset import RuleSet
 from arena.rules.scoring import GameResult
 
@@ -95,10 +95,11 @@ class HandRecord:
 
     def deal_record(self, rules: RuleSet) -> DealRecord:
         """The engine's record of this deal, for replay."""
-        from arena.rules.record import parse_deck
-
         return DealRecord(
-            rules, self.dealer, parse_deck(self.deck), tuple((e.seat, e.action) for e in self.actions)
+            rules,
+            self.dealer,
+            parse_deck(self.deck),
+            tuple((e.seat, e.action) for e in self.actions),
         )
 
     def to_dict(self) -> dict[str, Any]:
@@ -188,7 +189,13 @@ class MatchRecord:
 
     def to_dict(self) -> dict[str, Any]:
         misknocks = [
-            {"seat": SEATS[m.seat], "game": gi, "deal": h.index, "card": str(m.card), "deadwood": m.deadwood}
+            {
+                "seat": SEATS[m.seat],
+                "game": gi,
+                "deal": h.index,
+                "card": str(m.card),
+                "deadwood": m.deadwood,
+            }
             for gi, h in self.all_hands()
             for m in h.result.misknocks
         ]

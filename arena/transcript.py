@@ -49,12 +49,13 @@ def hand_line(record: Mapping[str, Any], hand: Mapping[str, Any]) -> str:
 def transcript(record: Mapping[str, Any], *, deals: bool = True) -> str:
     """The whole match as text: each game, optionally each deal, and the result."""
     players = record["players"]
-    lines = [f"Match {record['match_id']}: {players['a']} (a) v {players['b']} (b), seed {record['seed']}"]
+    head = f"Match {record['match_id']}: {players['a']} (a) v {players['b']} (b)"
+    lines = [f"{head}, seed {record['seed']}"]
     for game in record["games"]:
         pts, tot = game["points"], game["totals"]
         lines.append(
-            f"Game {game['index'] + 1}: {len(game['hands'])} deals; hand points {pts['a']}-{pts['b']}, "
-            f"with bonuses {tot['a']}-{tot['b']}"
+            f"Game {game['index'] + 1}: {len(game['hands'])} deals; "
+            f"hand points {pts['a']}-{pts['b']}, with bonuses {tot['a']}-{tot['b']}"
             + (" (shutout)" if game["shutout"] else "")
             + f" -> {_name(record, game['winner'])}"
         )
@@ -66,8 +67,8 @@ def transcript(record: Mapping[str, Any], *, deals: bool = True) -> str:
         lines.extend("   " + hand_line(record, h) for h in unfinished["hands"])
     for fault in record["faults"]:
         lines.append(
-            f"fault: {_name(record, fault['seat'])} game {fault['game'] + 1} deal {fault['deal'] + 1}: "
-            f"{fault['kind']} ({fault['detail']})"
+            f"fault: {_name(record, fault['seat'])} game {fault['game'] + 1} "
+            f"deal {fault['deal'] + 1}: {fault['kind']} ({fault['detail']})"
         )
     lines.append(match_summary(record))
     return "\n".join(lines)

@@ -21,8 +21,9 @@ from arena.protocol.http_player import HttpPlayer
 from arena.protocol.signing import Signer
 from arena.protocol.transport import TransportError
 from arena.protocol.wire import PROTOCOL_VERSION, act_request
-from arena.rules.actions import Action, ActionError, ActionKind, Phase
-from arena.rules.hand import HandState, apply, new_deal, play
+from arena.rules.actions import Action, ActionError, ActionKind, Phase, knock
+from arena.rules.hand import HandState, apply, legal_actions, new_deal, play
+from arena.rules.melds import deadwood_mask
 from arena.rules.observation import observe
 from arena.rules.ruleset import MisknockPolicy, RuleSet
 
@@ -69,8 +70,8 @@ class CheckReport:
         p50, p99 = self.percentile(0.5), self.percentile(0.99)
         if p50 is not None and p99 is not None:
             lines.append(
-                f"  latency over {len(self.latencies_ms)} requests: p50 {p50:.2f} ms, p99 {p99:.2f} ms"
-                f" (deadline {self.deadline_ms} ms)"
+                f"  latency over {len(self.latencies_ms)} requests: p50 {p50:.2f} ms,"
+                f" p99 {p99:.2f} ms (deadline {self.deadline_ms} ms)"
             )
         lines.append("RESULT: " + ("PASS" if self.passed else "FAIL"))
         return "\n".join(lines)
@@ -91,7 +92,12 @@ def _drive(state: HandState, until: Callable[[HandState], bool], limit: int = 40
     return state
 
 
-def _find(rules: RuleSet, until: Callable[[HandState], bool], *, after: Callable[[HandState], HandState] | None = None) -> HandState:
+def _find(
+    rules: RuleSet,
+    until: Callable[[HandState], bool],
+    *,
+    after: Callable[[HandState], HandState] | None = None,
+) -> HandState:
     for seed in range(500):
         state = new_deal(rules, seed % 2, rng=random.Random(f"check:{seed}"))
         state = _drive(state, until)
@@ -102,15 +108,11 @@ def _find(rules: RuleSet, until: Callable[[HandState], bool], *, after: Callable
 
 def _misknock(state: HandState) -> HandState:
     """Knock over the limit with the card that leaves the most deadwood."""
-    from arena.rules.melds import deadwood_mask
-
     hand = state.hands[state.to_act]
     worst = max(
         (c for c in range(52) if hand >> c & 1 and c != state.taken),
         key=lambda c: deadwood_mask(hand & ~(1 << c)),
     )
-    from arena.rules.actions import knock
-
     return apply(state, knock(worst))
 
 
@@ -118,37 +120,56 @@ def synthetic_positions(deadline_ms: int = 1000) -> Iterator[tuple[str, HandStat
     """A position of every phase and special case a bot must handle."""
     std = RuleSet(deadline_ms=deadline_ms)
     yield "first upcard (non-dealer)", new_deal(std, 0, rng=random.Random("check:first"))
-    yield "first upcard (dealer, after a pass)", apply(
-        new_deal(std, 0, rng=random.Random("check:first2")), Action(ActionKind.PASS)
+    yield (
+        "first upcard (dealer, after a pass)",
+        apply(new_deal(std, 0, rng=random.Random("check:first2")), Action(ActionKind.PASS)),
     )
-    both = apply(apply(new_deal(std, 1, rng=random.Random("check:both")), Action(ActionKind.PASS)), Action(ActionKind.PASS))
+    both = apply(
+        apply(new_deal(std, 1, rng=random.Random("check:both")), Action(ActionKind.PASS)),
+        Action(ActionKind.PASS),
+    )
     yield "draw (stock only, both passed the upcard)", both
-    yield "draw", _find(std, lambda s: s.phase is Phase.DRAW and not s.stock_only and len(s.events) > 4)
-    yield "discard", _find(std, lambda s: s.phase is Phase.DISCARD and len(s.events) > 3)
-    yield "discard after taking the discard (restricted card)", _find(
-        std, lambda s: s.phase is Phase.DISCARD and s.taken is not None and len(s.events) > 3
+    yield (
+        "draw",
+        _find(std, lambda s: s.phase is Phase.DRAW and not s.stock_only and len(s.events) > 4),
     )
-    yield "discard with a knock available", _find(
-        std,
-        lambda s: s.phase is Phase.DISCARD
-        and any(a.kind is ActionKind.KNOCK for a in _legal(s)),
+    yield "discard", _find(std, lambda s: s.phase is Phase.DISCARD and len(s.events) > 3)
+    yield (
+        "discard after taking the discard (restricted card)",
+        _find(
+            std, lambda s: s.phase is Phase.DISCARD and s.taken is not None and len(s.events) > 3
+        ),
+    )
+    yield (
+        "discard with a knock available",
+        _find(
+            std,
+            lambda s: (
+                s.phase is Phase.DISCARD and any(a.kind is ActionKind.KNOCK for a in _legal(s))
+            ),
+        ),
     )
     accept = RuleSet(deadline_ms=deadline_ms, misknock=MisknockPolicy.OPPONENT_MAY_ACCEPT)
-    yield "misknock response (opponent_may_accept)", _find(
-        accept, lambda s: s.phase is Phase.DISCARD and len(s.events) > 6, after=_misknock
+    yield (
+        "misknock response (opponent_may_accept)",
+        _find(accept, lambda s: s.phase is Phase.DISCARD and len(s.events) > 6, after=_misknock),
     )
-    yield "opponent's hand exposed by a misknock", _find(
-        std,
-        lambda s: s.phase is Phase.DISCARD and len(s.events) > 6,
-        after=lambda s: _drive(_misknock(s), lambda t: t.phase is Phase.DISCARD),
+    yield (
+        "opponent's hand exposed by a misknock",
+        _find(
+            std,
+            lambda s: s.phase is Phase.DISCARD and len(s.events) > 6,
+            after=lambda s: _drive(_misknock(s), lambda t: t.phase is Phase.DISCARD),
+        ),
     )
     chance = RuleSet(deadline_ms=deadline_ms, last_discard_chance=True, dead_hand_stock=29)
-    yield "last chance (last_discard_chance variant)", _find(chance, lambda s: s.phase is Phase.LAST_CHANCE)
+    yield (
+        "last chance (last_discard_chance variant)",
+        _find(chance, lambda s: s.phase is Phase.LAST_CHANCE),
+    )
 
 
 def _legal(state: HandState) -> tuple[Action, ...]:
-    from arena.rules.hand import legal_actions
-
     return legal_actions(state)
 
 
@@ -170,12 +191,26 @@ def check_bot(
         return report
     info = player.info
     assert info is not None
-    report.add("GET / (bot info)", True, f"{info.name!r} by {info.author!r}, version {info.version!r}, {PROTOCOL_VERSION}")
+    report.add(
+        "GET / (bot info)",
+        True,
+        f"{info.name!r} by {info.author!r}, version {info.version!r}, {PROTOCOL_VERSION}",
+    )
     report.add("POST /start", True, "200")
     positions = list(synthetic_positions(deadline_ms))
     for name, state in positions:
         seat = state.to_act
-        turn = Turn(observe(state, seat), "check", 0, 0, f"check-{len(report.latencies_ms)}", state.rules, (0, 0), (0, 0), deadline_ms)
+        turn = Turn(
+            observe(state, seat),
+            "check",
+            0,
+            0,
+            f"check-{len(report.latencies_ms)}",
+            state.rules,
+            (0, 0),
+            (0, 0),
+            deadline_ms,
+        )
         started = time.perf_counter()
         answer = player.act(turn)
         report.latencies_ms.append((time.perf_counter() - started) * 1000)
@@ -183,7 +218,17 @@ def check_bot(
     # Latency under repetition, on one position of each kind.
     for i in range(repeats):
         name, state = positions[i % len(positions)]
-        turn = Turn(observe(state, state.to_act), "check", 0, 0, f"check-rep-{i}", state.rules, (0, 0), (0, 0), deadline_ms)
+        turn = Turn(
+            observe(state, state.to_act),
+            "check",
+            0,
+            0,
+            f"check-rep-{i}",
+            state.rules,
+            (0, 0),
+            (0, 0),
+            deadline_ms,
+        )
         started = time.perf_counter()
         player.act(turn)
         report.latencies_ms.append((time.perf_counter() - started) * 1000)
@@ -222,12 +267,27 @@ def _judge(state: HandState, seat: int, answer: Action | Fault) -> tuple[bool, s
 
 def _forged(player: HttpPlayer, state: HandState, deadline_ms: int) -> tuple[bool, str]:
     """Send one request signed with a wrong secret: the bot should refuse it (4xx)."""
-    transport = player._transport  # noqa: SLF001 - the checker is the player's close friend
+    transport = player._transport
     if transport is None:
         return False, "no connection"
-    turn = Turn(observe(state, state.to_act), "check", 0, 0, "check-forged", state.rules, (0, 0), (0, 0), deadline_ms)
+    turn = Turn(
+        observe(state, state.to_act),
+        "check",
+        0,
+        0,
+        "check-forged",
+        state.rules,
+        (0, 0),
+        (0, 0),
+        deadline_ms,
+    )
     body = msgspec.json.encode(act_request(turn, state.rules.to_dict()))
-    headers = {"Content-Type": "application/json", **Signer("whsec_" + "A" * 43 + "=").sign(body, msg_id="forged-1", timestamp=int(time.time()))}
+    headers = {
+        "Content-Type": "application/json",
+        **Signer("whsec_" + "A" * 43 + "=").sign(
+            body, msg_id="forged-1", timestamp=int(time.time())
+        ),
+    }
     try:
         transport.request("POST", "/act", body, headers, deadline_ms / 1000)
     except TransportError as exc:

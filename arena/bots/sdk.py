@@ -3,7 +3,7 @@
 >>> def act(obs):
 ...     return obs.legal_actions[0]          # a WireAction, an Action, or a dict
 >>> server = BotServer(act, name="first-legal", port=0)   # port 0: any free port
->>> server.start(); server.url.startswith("http://127.0.0.1:")
+>>> server.start().url.startswith("http://127.0.0.1:")
 True
 >>> server.stop()
 
@@ -15,6 +15,7 @@ and answers mistakes with a JSON explanation (a browser gets a readable page on 
 
 from __future__ import annotations
 
+import contextlib
 import html
 import json
 import sys
@@ -28,7 +29,14 @@ from typing import Any
 import msgspec
 
 from arena.protocol.signing import SignatureError, Signer
-from arena.protocol.wire import PROTOCOL_VERSION, ActRequest, BotInfo, EndRequest, StartRequest, WireAction
+from arena.protocol.wire import (
+    PROTOCOL_VERSION,
+    ActRequest,
+    BotInfo,
+    EndRequest,
+    StartRequest,
+    WireAction,
+)
 from arena.rules.actions import Action
 
 __all__ = ["ActFunction", "BotServer", "serve"]
@@ -74,7 +82,9 @@ class _Handler(BaseHTTPRequestHandler):
     def do_GET(self) -> None:
         bot = self.server.bot
         if self.path != "/":
-            self._problem(404, "not found", f"{self.path} is not part of {PROTOCOL_VERSION}; see GET /")
+            self._problem(
+                404, "not found", f"{self.path} is not part of {PROTOCOL_VERSION}; see GET /"
+            )
             return
         if "text/html" in (self.headers.get("Accept") or ""):
             self._send(200, bot.info_page().encode(), "text/html; charset=utf-8")
@@ -182,12 +192,14 @@ class BotServer:
 
     @property
     def url(self) -> str:
-        host = self._server.server_address[0]
+        host = str(self._server.server_address[0])
         return f"http://{host}:{self.port}"
 
     def start(self) -> BotServer:
         """Serve in a daemon thread; returns self."""
-        self._thread = threading.Thread(target=self._server.serve_forever, name=f"bot-{self.info.name}", daemon=True)
+        self._thread = threading.Thread(
+            target=self._server.serve_forever, name=f"bot-{self.info.name}", daemon=True
+        )
         self._thread.start()
         return self
 
@@ -208,20 +220,21 @@ class BotServer:
     def info_page(self) -> str:
         """A readable page for a person who opens the bot's URL in a browser."""
         info = json.dumps(msgspec.to_builtins(self.info), indent=2)
+        name = html.escape(self.info.name)
         return (
-            "<!doctype html><meta charset=utf-8><title>{name}</title>"
-            "<h1>{name}</h1><p>A Gin Rummy bot speaking <code>{proto}</code>.</p>"
-            "<pre>{info}</pre><p>Endpoints: <code>GET /</code>, <code>POST /start</code>, "
-            "<code>POST /act</code>, <code>POST /end</code>. Check it with "
-            "<code>gin-arena bot check URL</code>.</p>"
-        ).format(name=html.escape(self.info.name), proto=PROTOCOL_VERSION, info=html.escape(info))
+            f"<!doctype html><meta charset=utf-8><title>{name}</title><h1>{name}</h1>"
+            f"<p>A Gin Rummy bot speaking <code>{PROTOCOL_VERSION}</code>.</p>"
+            f"<pre>{html.escape(info)}</pre><p>Endpoints: <code>GET /</code>, "
+            "<code>POST /start</code>, <code>POST /act</code>, <code>POST /end</code>. "
+            "Check it with <code>gin-arena bot check URL</code>.</p>"
+        )
 
 
-def serve(act: ActFunction, *, name: str, port: int = 8000, host: str = "127.0.0.1", **kwargs: Any) -> None:
+def serve(
+    act: ActFunction, *, name: str, port: int = 8000, host: str = "127.0.0.1", **kwargs: Any
+) -> None:
     """Serve a bot until interrupted (what a starter bot's ``__main__`` calls)."""
     server = BotServer(act, name=name, host=host, port=port, **kwargs)
     print(f"{name} listening on {server.url} ({PROTOCOL_VERSION})", file=sys.stderr)
-    try:
+    with contextlib.suppress(KeyboardInterrupt):
         server.serve_forever()
-    except KeyboardInterrupt:
-        pass

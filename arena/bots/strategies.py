@@ -169,7 +169,9 @@ class _View:
         """A rough estimate of the opponent's deadwood after lay-offs."""
         if self.opp_exposed:
             return float(deadwood_mask(self.opp_exposed))
-        turns = len([e for e in self.obs.history if e.player == "opponent" and e.event in ("discard",)])
+        turns = len(
+            [e for e in self.obs.history if e.player == "opponent" and e.event in ("discard",)]
+        )
         # A fresh random hand holds ~55 deadwood; a competent player sheds it quickly.
         return max(6.0, 55.0 - 6.5 * turns)
 
@@ -226,7 +228,7 @@ def strong(obs: ActRequest) -> WireAction:
     finish = _gin_or_big_gin(obs, kinds)
     if finish is not None:
         return finish
-    candidates = [a for a in kinds.get("discard", [])]
+    candidates = list(kinds.get("discard", []))
     if not candidates:  # last chance: only knocks
         return min(kinds["knock"], key=lambda a: deadwood_mask(hand & ~(1 << _card(a.card))))
 

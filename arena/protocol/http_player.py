@@ -16,7 +16,7 @@ from typing import Any
 import msgspec
 
 from arena.players import Fault, FaultKind, MatchContext, Turn
-from arena.protocol.signing import Signer
+from arena.protocol.signing import Signer, new_message_id
 from arena.protocol.transport import MAX_BODY, Transport, TransportError
 from arena.protocol.urlguard import (
     Resolver,
@@ -37,7 +37,7 @@ from arena.protocol.wire import (
 )
 from arena.rules.actions import Action
 
-__all__ = ["HttpPlayer"]
+__all__ = ["HttpPlayer", "record_for_seat"]
 
 _encoder = msgspec.json.Encoder()
 _info_decoder = msgspec.json.Decoder(BotInfo)
@@ -77,10 +77,14 @@ class HttpPlayer:
 
     # -- plumbing ---------------------------------------------------------------------------
 
-    def _headers(self, body: bytes, msg_id: str) -> dict[str, str]:
+    def _headers(self, body: bytes) -> dict[str, str]:
+        # A fresh webhook-id per request: bots may refuse an id they have seen (replays).
         if self._signer is None:
             return _JSON
-        return {**_JSON, **self._signer.sign(body, msg_id=msg_id, timestamp=int(self._wall()))}
+        return {
+            **_JSON,
+            **self._signer.sign(body, msg_id=new_message_id(), timestamp=int(self._wall())),
+        }
 
     def _open(self, target: Target) -> Transport:
         def connect(timeout: float) -> socket.socket:
@@ -96,9 +100,9 @@ class HttpPlayer:
             connect_timeout_s=self._connect_timeout,
         )
 
-    def _post(self, path: str, body: bytes, msg_id: str) -> bytes:
+    def _post(self, path: str, body: bytes) -> bytes:
         assert self._transport is not None
-        result = self._transport.request("POST", path, body, self._headers(body, msg_id), self._deadline_s)
+        result = self._transport.request("POST", path, body, self._headers(body), self._deadline_s)
         return result.body
 
     # -- the Player interface ---------------------------------------------------------------
@@ -110,14 +114,27 @@ class HttpPlayer:
         self._match_id = context.match_id
         self._seat = context.seat
         try:
-            target = resolve_and_check(self.url, allow_loopback=self._allow_loopback, resolver=self._resolver)
+            target = resolve_and_check(
+                self.url, allow_loopback=self._allow_loopback, resolver=self._resolver
+            )
         except UrlRejectedError as exc:
             return Fault(FaultKind.UNREACHABLE, f"URL refused: {exc}")
         except OSError as exc:
             return Fault(FaultKind.UNREACHABLE, f"cannot resolve {self.url}: {exc}")
         self._transport = self._open(target)
+        fault = self._handshake(context)
+        if fault is not None:
+            # Refused at the start: the bot hears nothing more of this match (not even /end).
+            self._transport.close()
+            self._transport = None
+        return fault
+
+    def _handshake(self, context: MatchContext) -> Fault | None:
+        assert self._transport is not None
         try:
-            info_body = self._transport.request("GET", "/", None, {"Accept": "application/json"}, self._deadline_s).body
+            info_body = self._transport.request(
+                "GET", "/", None, {"Accept": "application/json"}, self._deadline_s
+            ).body
         except TransportError as exc:
             return Fault(FaultKind.UNREACHABLE, f"GET / failed ({exc.kind}): {exc.detail}")
         try:
@@ -133,7 +150,7 @@ class HttpPlayer:
             StartRequest(PROTOCOL_VERSION, context.match_id, context.opponent, self._rules)
         )
         try:
-            self._post("/start", body, f"{context.match_id}-start-{context.seat}")
+            self._post("/start", body)
         except TransportError as exc:
             return Fault(FaultKind.UNREACHABLE, f"POST /start failed ({exc.kind}): {exc.detail}")
         return None
@@ -144,7 +161,7 @@ class HttpPlayer:
             return Fault(FaultKind.UNREACHABLE, "the match was not started")
         body = _encoder.encode(act_request(turn, self._rules))
         try:
-            answer = self._post("/act", body, turn.request_id)
+            answer = self._post("/act", body)
         except TransportError as exc:
             return Fault(FaultKind(exc.kind), exc.detail)
         try:
@@ -156,16 +173,46 @@ class HttpPlayer:
         """Send the full record (best effort) and close the connection."""
         if self._transport is None:
             return
-        record = dict(summary)
         seat = "ab"[self._seat]
-        faults = record.get("faults")
-        if isinstance(faults, list):
-            record["faults"] = [f for f in faults if isinstance(f, dict) and f.get("seat") == seat]
+        record = record_for_seat(summary, self._seat)
         body = _encoder.encode(EndRequest(PROTOCOL_VERSION, self._match_id, seat, record))  # type: ignore[arg-type]
         try:
-            self._post("/end", body, f"{self._match_id}-end-{self._seat}")
+            self._post("/end", body)
         except TransportError:
             pass
         finally:
             self._transport.close()
             self._transport = None
+
+
+def record_for_seat(summary: dict[str, object], seat: int) -> dict[str, object]:
+    """The match record as sent to one seat's bot: its own faults only.
+
+    The other seat's faults are dropped from ``faults`` and their markers (the fourth item of
+    an action entry) from the deal logs; the fallbacks stay, as ordinary actions.
+    """
+    other = 1 - seat
+    record = dict(summary)
+    faults = record.get("faults")
+    if isinstance(faults, list):
+        mine = "ab"[seat]
+        record["faults"] = [f for f in faults if isinstance(f, dict) and f.get("seat") == mine]
+
+    def strip(hand: object) -> object:
+        if not isinstance(hand, dict) or not isinstance(hand.get("actions"), list):
+            return hand
+        entries = hand["actions"]
+        actions = [a[:3] if isinstance(a, list) and a[:1] == [other] else a for a in entries]
+        return {**hand, "actions": actions}
+
+    def strip_all(part: object) -> object:
+        if not isinstance(part, dict) or not isinstance(part.get("hands"), list):
+            return part
+        return {**part, "hands": [strip(h) for h in part["hands"]]}
+
+    games = record.get("games")
+    if isinstance(games, list):
+        record["games"] = [strip_all(g) for g in games]
+    if "unfinished_game" in record:
+        record["unfinished_game"] = strip_all(record["unfinished_game"])
+    return record

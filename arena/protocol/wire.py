@@ -26,8 +26,8 @@ __all__ = [
     "EndRequest",
     "StartRequest",
     "WireAction",
-    "action_from_wire",
     "act_request",
+    "action_from_wire",
     "decode_action",
 ]
 
@@ -191,7 +191,7 @@ def _who(seat: int | None, me: int) -> Who | None:
 def _action(action: Action) -> WireAction:
     melds = None if action.melds is None else action.to_dict()["melds"]
     return WireAction(
-        action.kind.value,  # type: ignore[arg-type]
+        action.kind.value,
         None if action.card is None else _NAMES[action.card],
         melds,
     )
@@ -212,7 +212,7 @@ def _cached_action(action: Action) -> WireAction:
 def _event(event: HandEvent, me: int) -> WireEvent:
     return WireEvent(
         "you" if event.seat == me else "opponent",
-        event.kind.value,  # type: ignore[arg-type]
+        event.kind.value,
         None if event.card is None else _NAMES[event.card],
         event.deadwood,
     )
@@ -223,7 +223,7 @@ def previous_deal(result: DealResult, me: int) -> PreviousDeal:
     h = result.result
     knocked = result.knocker is not None
     return PreviousDeal(
-        outcome=h.outcome.value,  # type: ignore[arg-type]
+        outcome=h.outcome.value,
         winner=_who(result.winner, me),
         points=h.points,
         knocker=_who(result.knocker, me),

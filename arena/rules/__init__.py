@@ -17,8 +17,18 @@ from arena.rules.actions import (
     InvalidActionError,
     Phase,
 )
-from arena.rules.hand import DealResult, EventKind, HandEvent, HandState, Misknock
-from arena.rules.hand import apply, fallback_action, legal_actions, new_deal, play
+from arena.rules.hand import (
+    DealResult,
+    EventKind,
+    HandEvent,
+    HandState,
+    Misknock,
+    apply,
+    fallback_action,
+    legal_actions,
+    new_deal,
+    play,
+)
 from arena.rules.melds import (
     Arrangement,
     InvalidMeldError,
@@ -39,9 +49,9 @@ __all__ = [
     "ActionError",
     "ActionKind",
     "Arrangement",
+    "DeadHandDealer",
     "DealRecord",
     "DealResult",
-    "DeadHandDealer",
     "EventKind",
     "GameResult",
     "GameScore",

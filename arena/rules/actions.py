@@ -17,7 +17,15 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any, Final
 
-from arena.cards import CARDS, Card, CardError, cards_to_mask, mask_to_cards, parse_card, parse_cards
+from arena.cards import (
+    CARDS,
+    Card,
+    CardError,
+    cards_to_mask,
+    mask_to_cards,
+    parse_card,
+    parse_cards,
+)
 
 __all__ = [
     "ACCEPT_KNOCK",
@@ -90,9 +98,11 @@ class Action:
         if self.card is not None:
             text += f" {self.card}"
         if self.melds is not None:
-            text += " [" + " | ".join(
-                " ".join(str(c) for c in mask_to_cards(m)) for m in self.melds
-            ) + "]"
+            text += (
+                " ["
+                + " | ".join(" ".join(str(c) for c in mask_to_cards(m)) for m in self.melds)
+                + "]"
+            )
         return text
 
     def to_dict(self) -> dict[str, Any]:
@@ -111,10 +121,12 @@ class Action:
             raise InvalidActionError(f"an action must be a JSON object, not {type(data).__name__}")
         raw_kind = data.get("action")
         try:
-            kind = ActionKind(raw_kind)
+            kind = ActionKind(str(raw_kind))
         except ValueError:
             allowed = ", ".join(k.value for k in ActionKind)
-            raise InvalidActionError(f"unknown action {raw_kind!r}; expected one of {allowed}") from None
+            raise InvalidActionError(
+                f"unknown action {raw_kind!r}; expected one of {allowed}"
+            ) from None
         extra = set(data) - {"action", "card", "melds"}
         if extra:
             raise InvalidActionError(f"unexpected field(s) {sorted(extra)} in a {kind} action")

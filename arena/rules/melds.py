@@ -50,9 +50,7 @@ SUIT_BITS: Final = 13
 SUIT_FULL: Final = (1 << SUIT_BITS) - 1
 _RANK_VALUES: Final = (1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 10, 10, 10)
 #: The four cards of each rank, as one mask.
-RANK_MASKS: Final = tuple(
-    sum(1 << (s * SUIT_BITS + r) for s in range(4)) for r in range(SUIT_BITS)
-)
+RANK_MASKS: Final = tuple(sum(1 << (s * SUIT_BITS + r) for s in range(4)) for r in range(SUIT_BITS))
 
 
 class InvalidMeldError(ValueError):
@@ -126,7 +124,6 @@ def deadwood_mask(mask: int) -> int:
 
 def _deadwood_with_sets(a: int, b: int, c: int, d: int, t: int) -> int:
     low = t & -t
-    rank = low.bit_length() - 1
     rest = t ^ low
     # Leave the rank to the runs.
     if rest:
@@ -259,7 +256,7 @@ def best_arrangements(mask: int) -> list[Arrangement]:
         for w, x, y, z, set_mask in _set_choices(a, b, c, d, rank):
             walk(rest ^ low, w, x, y, z, (*sets, set_mask))
 
-    walk(triples, *suits, ())
+    walk(triples, suits[0], suits[1], suits[2], suits[3], ())
     best = min(r[0] for r in results)
     out: dict[tuple[int, ...], Arrangement] = {}
     for dw, _, melds in results:

@@ -64,7 +64,9 @@ def replay_deal(record: DealRecord, *, validate: bool = True) -> Iterator[HandSt
         if state.is_over:
             raise ReplayError(f"action {i} ({action}) comes after the end of the deal")
         if seat != state.to_act:
-            raise ReplayError(f"action {i} ({action}) by seat {seat}, but seat {state.to_act} was to act")
+            raise ReplayError(
+                f"action {i} ({action}) by seat {seat}, but seat {state.to_act} was to act"
+            )
         if not validate or (state.knock_only and action == fallback_action(state)):
             state = apply(state, action)
         else:

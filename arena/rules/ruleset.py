@@ -108,9 +108,7 @@ class RuleSet:
                     object.__setattr__(self, f.name, enum_type(value))
                 except ValueError:
                     allowed = ", ".join(m.value for m in enum_type)
-                    raise RuleSetError(
-                        f"{f.name}={value!r} is not one of: {allowed}"
-                    ) from None
+                    raise RuleSetError(f"{f.name}={value!r} is not one of: {allowed}") from None
             elif f.type in ("bool",):
                 if not isinstance(value, bool):
                     raise RuleSetError(f"{f.name}={value!r} must be true or false")
@@ -135,7 +133,12 @@ class RuleSet:
     def oklahoma(cls, **overrides: Any) -> RuleSet:
         """Oklahoma Gin: the upcard sets the knock limit, spades double, target 150."""
         return cls.from_dict(
-            {"upcard_sets_knock_limit": True, "spade_upcard_doubles": True, "target": 150, **overrides}
+            {
+                "upcard_sets_knock_limit": True,
+                "spade_upcard_doubles": True,
+                "target": 150,
+                **overrides,
+            }
         )
 
     @classmethod

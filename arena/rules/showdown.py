@@ -13,7 +13,15 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from arena.cards import CARD_VALUES, Card, DuplicateCardError, cards_to_mask, mask_to_cards, parse_card, parse_hand
+from arena.cards import (
+    CARD_VALUES,
+    Card,
+    DuplicateCardError,
+    cards_to_mask,
+    mask_to_cards,
+    parse_card,
+    parse_hand,
+)
 from arena.rules.actions import parse_melds
 from arena.rules.melds import (
     Arrangement,

@@ -1,0 +1,188 @@
+"""Benchmark of the bot protocol path (issue: bots over HTTP), in one run.
+
+1. Raw floor: sequential keep-alive round trips from the standard library's ``http.client``
+   to a house bot: client CPU microseconds per call.
+2. The arena: matches between two bots that answer at once (house ``greedy``): the arena's CPU
+   microseconds per bot call (engine, observation, signing, JSON, HTTP) and calls per second.
+   Target: at most 2x the raw floor's CPU per call.
+3. Concurrency: bots that think 50 ms per action; one arena process running 1, 10 and 50
+   matches at once. Target: throughput scales at least 40x from 1 to 50.
+
+The bots run in a separate process, so the arena's CPU time (``time.process_time``) is its own.
+
+    .venv/bin/python benchmarks/bench_protocol.py [--quick] [--json PATH]
+"""
+
+from __future__ import annotations
+
+import argparse
+import http.client
+import json
+import multiprocessing
+import os
+import platform
+import sys
+import threading
+import time
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import Any
+
+from arena.bots.house import house_bot
+from arena.bots.sdk import BotServer
+from arena.bots.strategies import greedy
+from arena.match import play_match
+from arena.protocol.http_player import HttpPlayer
+from arena.protocol.wire import ActRequest, WireAction
+from arena.rules.ruleset import RuleSet
+
+SECRET = "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"
+
+
+def _slow_greedy(delay_s: float) -> Any:
+    def act(obs: ActRequest) -> WireAction:
+        time.sleep(delay_s)
+        return greedy(obs)
+
+    return act
+
+
+def _serve_bots(ports: Any, ready: Any, think_ms: int) -> None:
+    """Child process: two instant greedy bots and two that think ``think_ms``."""
+    servers = [
+        house_bot("greedy", name="greedy-1", secret=SECRET).start(),
+        house_bot("greedy", name="greedy-2", secret=SECRET).start(),
+        BotServer(_slow_greedy(think_ms / 1000), name="slow-1", secret=SECRET).start(),
+        BotServer(_slow_greedy(think_ms / 1000), name="slow-2", secret=SECRET).start(),
+    ]
+    for i, s in enumerate(servers):
+        ports[i] = s.port
+    ready.set()
+    while True:
+        time.sleep(3600)
+
+
+def raw_floor(url: str, calls: int) -> dict[str, float]:
+    """Client CPU per keep-alive GET / with http.client (the floor any client pays)."""
+    host = url.split("//")[1]
+    conn = http.client.HTTPConnection(host)
+    for _ in range(50):  # warm up
+        conn.request("GET", "/")
+        conn.getresponse().read()
+    cpu0, wall0 = time.process_time(), time.perf_counter()
+    for _ in range(calls):
+        conn.request("GET", "/")
+        conn.getresponse().read()
+    cpu, wall = time.process_time() - cpu0, time.perf_counter() - wall0
+    conn.close()
+    return {
+        "calls": calls,
+        "cpu_us_per_call": cpu / calls * 1e6,
+        "wall_us_per_call": wall / calls * 1e6,
+    }
+
+
+def _players(urls: tuple[str, str]) -> list[HttpPlayer]:
+    return [
+        HttpPlayer(u, name=f"bot-{i}", secret=SECRET, allow_loopback=True)
+        for i, u in enumerate(urls)
+    ]
+
+
+def arena_cost(urls: tuple[str, str], matches: int, rules: RuleSet) -> dict[str, float]:
+    """Arena CPU per bot call over whole matches between two instant bots."""
+    play_match(_players(urls), rules, seed=999)  # warm up
+    calls = 0
+    cpu0, wall0 = time.process_time(), time.perf_counter()
+    for seed in range(matches):
+        record = play_match(_players(urls), rules, seed=seed)
+        calls += len(record.latencies[0]) + len(record.latencies[1])
+    cpu, wall = time.process_time() - cpu0, time.perf_counter() - wall0
+    return {
+        "matches": matches,
+        "calls": calls,
+        "cpu_us_per_call": cpu / calls * 1e6,
+        "calls_per_second": calls / wall,
+        "wall_s": wall,
+    }
+
+
+def concurrency(urls: tuple[str, str], levels: list[int], rules: RuleSet) -> dict[str, Any]:
+    """Matches per second with N matches at once in one process (threads)."""
+    out: dict[str, Any] = {}
+    for n in levels:
+        wall0 = time.perf_counter()
+        with ThreadPoolExecutor(max_workers=n) as pool:
+            records = list(pool.map(lambda s: play_match(_players(urls), rules, seed=s), range(n)))
+        wall = time.perf_counter() - wall0
+        calls = sum(len(r.latencies[0]) + len(r.latencies[1]) for r in records)
+        out[str(n)] = {
+            "matches": n,
+            "wall_s": wall,
+            "matches_per_minute": n / wall * 60,
+            "calls": calls,
+            "calls_per_second": calls / wall,
+        }
+    base = out[str(levels[0])]["matches_per_minute"]
+    for n in levels:
+        out[str(n)]["scale_vs_1"] = out[str(n)]["matches_per_minute"] / base
+    return out
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--quick", action="store_true", help="small counts (a smoke test)")
+    parser.add_argument(
+        "--json", type=Path, default=Path(__file__).parent / "results" / "protocol.json"
+    )
+    parser.add_argument("--think-ms", type=int, default=50)
+    args = parser.parse_args(argv)
+
+    ctx = multiprocessing.get_context("spawn")
+    ports = ctx.Array("i", 4)
+    ready = ctx.Event()
+    child = ctx.Process(target=_serve_bots, args=(ports, ready, args.think_ms), daemon=True)
+    child.start()
+    try:
+        if not ready.wait(30):
+            print("bots did not start", file=sys.stderr)
+            return 1
+        fast = (f"http://127.0.0.1:{ports[0]}", f"http://127.0.0.1:{ports[1]}")
+        slow = (f"http://127.0.0.1:{ports[2]}", f"http://127.0.0.1:{ports[3]}")
+        results: dict[str, Any] = {
+            "python": platform.python_version(),
+            "cpus": os.cpu_count(),
+            "command": "benchmarks/bench_protocol.py" + (" --quick" if args.quick else ""),
+        }
+        results["raw_floor"] = raw_floor(fast[0], 500 if args.quick else 5000)
+        results["arena"] = arena_cost(fast, 1 if args.quick else 5, RuleSet())
+        ratio = results["arena"]["cpu_us_per_call"] / results["raw_floor"]["cpu_us_per_call"]
+        results["arena"]["ratio_to_floor"] = ratio
+        short = RuleSet(best_of=1, target=60 if args.quick else 100)
+        levels = [1, 5] if args.quick else [1, 10, 50]
+        results["concurrency"] = concurrency(slow, levels, short)
+    finally:
+        child.terminate()
+        child.join(5)
+
+    rf, ar, cc = results["raw_floor"], results["arena"], results["concurrency"]
+    print(f"raw floor (http.client keep-alive GET /): {rf['cpu_us_per_call']:.0f} us CPU per call")
+    print(
+        f"arena (whole matches, instant bots): {ar['cpu_us_per_call']:.0f} us CPU per bot call, "
+        f"{ar['calls_per_second']:.0f} calls/s; ratio to floor {ratio:.2f}x (target <= 2x)"
+    )
+    for n, row in cc.items():
+        print(
+            f"concurrency {n:>3}: {row['matches_per_minute']:.1f} matches/min, "
+            f"{row['calls_per_second']:.0f} calls/s, scale {row['scale_vs_1']:.1f}x"
+        )
+    args.json.parent.mkdir(parents=True, exist_ok=True)
+    args.json.write_text(json.dumps(results, indent=2) + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    threading.current_thread().name = "bench"
+    sys.exit(main())
