@@ -196,14 +196,34 @@ def cards_to_mask(cards: Iterable[int]) -> int:
     return mask
 
 
+def _byte_table() -> tuple[tuple[tuple[Card, ...], ...], ...]:
+    """For each byte position of a mask (7 of them), the cards of each byte value."""
+    tables = []
+    for pos in range(7):
+        row = []
+        for value in range(256):
+            row.append(
+                tuple(CARDS[pos * 8 + b] for b in range(8) if value >> b & 1 and pos * 8 + b < 52)
+            )
+        tables.append(tuple(row))
+    return tuple(tables)
+
+
+_BYTE_CARDS: Final = _byte_table()
+
+
 def mask_to_cards(mask: int) -> tuple[Card, ...]:
     """The cards of a mask, in index order."""
-    out = []
-    while mask:
-        low = mask & -mask
-        out.append(CARDS[low.bit_length() - 1])
-        mask ^= low
-    return tuple(out)
+    t = _BYTE_CARDS
+    return (
+        t[0][mask & 255]
+        + t[1][(mask >> 8) & 255]
+        + t[2][(mask >> 16) & 255]
+        + t[3][(mask >> 24) & 255]
+        + t[4][(mask >> 32) & 255]
+        + t[5][(mask >> 40) & 255]
+        + t[6][(mask >> 48) & 255]
+    )
 
 
 def full_deck() -> tuple[Card, ...]:

@@ -159,8 +159,9 @@ class MatchRunner:
         while not state.is_over:
             seat = state.to_act
             self._requests += 1
+            observation = observe(state, seat)
             turn = Turn(
-                observation=observe(state, seat),
+                observation=observation,
                 match_id=self.match_id,
                 game=game,
                 deal=deal,
@@ -176,7 +177,9 @@ class MatchRunner:
             reply = self.players[seat].act(turn)
             latency = (self.clock() - start) * 1000.0
             self._latencies[seat].append(latency)
-            state, entry = self._apply_reply(state, seat, reply, latency, game, deal)
+            state, entry = self._apply_reply(
+                state, seat, reply, latency, game, deal, observation.legal_actions
+            )
             entries.append(entry)
         return state, entries
 
@@ -188,10 +191,11 @@ class MatchRunner:
         latency: float,
         game: int,
         deal: int,
+        legal: tuple[Action, ...],
     ) -> tuple[HandState, ActionEntry]:
         if isinstance(reply, Action):
             try:
-                return play(state, seat, reply), ActionEntry(seat, reply, latency)
+                return play(state, seat, reply, legal), ActionEntry(seat, reply, latency)
             except ActionError as exc:
                 reply = Fault(FaultKind.ILLEGAL_ACTION, f"{reply}: {exc}")
         fallback = fallback_action(state)

@@ -21,6 +21,8 @@ import json
 import multiprocessing
 import os
 import platform
+import random
+import socket
 import sys
 import threading
 import time
@@ -28,12 +30,17 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
+import msgspec
+
 from arena.bots.house import house_bot
 from arena.bots.sdk import BotServer
 from arena.bots.strategies import greedy
 from arena.match import play_match
+from arena.players import HeuristicPlayer, Turn
 from arena.protocol.http_player import HttpPlayer
-from arena.protocol.wire import ActRequest, WireAction
+from arena.protocol.wire import ActRequest, WireAction, act_request
+from arena.rules.hand import new_deal, play
+from arena.rules.observation import observe
 from arena.rules.ruleset import RuleSet
 
 SECRET = "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"
@@ -50,6 +57,7 @@ def _slow_greedy(delay_s: float) -> Any:
 def _serve_bots(ports: Any, ready: Any, think_ms: int) -> None:
     """Child process: two instant greedy bots and two that think ``think_ms``."""
     servers = [
+        house_bot("greedy", name="greedy-0").start(),  # unsigned, for the raw floor
         house_bot("greedy", name="greedy-1", secret=SECRET).start(),
         house_bot("greedy", name="greedy-2", secret=SECRET).start(),
         BotServer(_slow_greedy(think_ms / 1000), name="slow-1", secret=SECRET).start(),
@@ -62,24 +70,50 @@ def _serve_bots(ports: Any, ready: Any, think_ms: int) -> None:
         time.sleep(3600)
 
 
-def raw_floor(url: str, calls: int) -> dict[str, float]:
-    """Client CPU per keep-alive GET / with http.client (the floor any client pays)."""
-    host = url.split("//")[1]
-    conn = http.client.HTTPConnection(host)
-    for _ in range(50):  # warm up
-        conn.request("GET", "/")
-        conn.getresponse().read()
-    cpu0, wall0 = time.process_time(), time.perf_counter()
-    for _ in range(calls):
-        conn.request("GET", "/")
-        conn.getresponse().read()
-    cpu, wall = time.process_time() - cpu0, time.perf_counter() - wall0
-    conn.close()
-    return {
-        "calls": calls,
-        "cpu_us_per_call": cpu / calls * 1e6,
-        "wall_us_per_call": wall / calls * 1e6,
-    }
+def _typical_act_body() -> bytes:
+    """A real ``/act`` body from the middle of a deal (what the arena sends)."""
+    rules = RuleSet()
+    state = new_deal(rules, 0, rng=random.Random(5))
+    player = HeuristicPlayer()
+    for _ in range(12):
+        if state.is_over:
+            break
+        turn = Turn(observe(state, state.to_act), "m", 0, 0, "r", rules, (0, 0), (0, 0), 1000)
+        state = play(state, state.to_act, player.act(turn))  # type: ignore[arg-type]
+    turn = Turn(observe(state, state.to_act), "m", 0, 0, "r", rules, (0, 0), (0, 0), 1000)
+    return msgspec.json.encode(act_request(turn, rules.to_dict()))
+
+
+def raw_floor(url: str, calls: int) -> dict[str, Any]:
+    """Client CPU per keep-alive round trip with http.client (TCP_NODELAY, as any sane client).
+
+    ``get``: ``GET /`` (the least a round trip costs); ``post_act``: ``POST /act`` with a real
+    observation body, the same exchange the arena makes, minus everything the arena adds.
+    """
+    host, port = url.split("//")[1].split(":")
+    out: dict[str, Any] = {"calls": calls}
+    body = _typical_act_body()
+    out["act_body_bytes"] = len(body)
+    for name, method, path, payload in (
+        ("get", "GET", "/", None),
+        ("post_act", "POST", "/act", body),
+    ):
+        conn = http.client.HTTPConnection(host, int(port))
+        conn.connect()
+        assert conn.sock is not None
+        conn.sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        headers = {"Content-Type": "application/json"} if payload else {}
+        for _ in range(50):  # warm up
+            conn.request(method, path, payload, headers)
+            conn.getresponse().read()
+        cpu0, wall0 = time.process_time(), time.perf_counter()
+        for _ in range(calls):
+            conn.request(method, path, payload, headers)
+            conn.getresponse().read()
+        cpu, wall = time.process_time() - cpu0, time.perf_counter() - wall0
+        conn.close()
+        out[name] = {"cpu_us_per_call": cpu / calls * 1e6, "wall_us_per_call": wall / calls * 1e6}
+    return out
 
 
 def _players(urls: tuple[str, str]) -> list[HttpPlayer]:
@@ -108,12 +142,21 @@ def arena_cost(urls: tuple[str, str], matches: int, rules: RuleSet) -> dict[str,
 
 
 def concurrency(urls: tuple[str, str], levels: list[int], rules: RuleSet) -> dict[str, Any]:
-    """Matches per second with N matches at once in one process (threads)."""
+    """Matches per minute with N matches at once in one process (threads).
+
+    Every match uses the same seed, so every match is the same work and the figure measures
+    the runner, not the luck of the draw.
+    """
     out: dict[str, Any] = {}
     for n in levels:
         wall0 = time.perf_counter()
         with ThreadPoolExecutor(max_workers=n) as pool:
-            records = list(pool.map(lambda s: play_match(_players(urls), rules, seed=s), range(n)))
+            records = list(
+                pool.map(
+                    lambda i, n=n: play_match(_players(urls), rules, seed=7, match_id=f"c{n}-{i}"),
+                    range(n),
+                )
+            )
         wall = time.perf_counter() - wall0
         calls = sum(len(r.latencies[0]) + len(r.latencies[1]) for r in records)
         out[str(n)] = {
@@ -141,7 +184,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
 
     ctx = multiprocessing.get_context("spawn")
-    ports = ctx.Array("i", 4)
+    ports = ctx.Array("i", 5)
     ready = ctx.Event()
     child = ctx.Process(target=_serve_bots, args=(ports, ready, args.think_ms), daemon=True)
     child.start()
@@ -149,17 +192,21 @@ def main(argv: list[str] | None = None) -> int:
         if not ready.wait(30):
             print("bots did not start", file=sys.stderr)
             return 1
-        fast = (f"http://127.0.0.1:{ports[0]}", f"http://127.0.0.1:{ports[1]}")
-        slow = (f"http://127.0.0.1:{ports[2]}", f"http://127.0.0.1:{ports[3]}")
+        floor_url = f"http://127.0.0.1:{ports[0]}"
+        fast = (f"http://127.0.0.1:{ports[1]}", f"http://127.0.0.1:{ports[2]}")
+        slow = (f"http://127.0.0.1:{ports[3]}", f"http://127.0.0.1:{ports[4]}")
         results: dict[str, Any] = {
             "python": platform.python_version(),
             "cpus": os.cpu_count(),
             "command": "benchmarks/bench_protocol.py" + (" --quick" if args.quick else ""),
         }
-        results["raw_floor"] = raw_floor(fast[0], 500 if args.quick else 5000)
+        results["raw_floor"] = raw_floor(floor_url, 500 if args.quick else 5000)
         results["arena"] = arena_cost(fast, 1 if args.quick else 5, RuleSet())
-        ratio = results["arena"]["cpu_us_per_call"] / results["raw_floor"]["cpu_us_per_call"]
-        results["arena"]["ratio_to_floor"] = ratio
+        arena_cpu = results["arena"]["cpu_us_per_call"]
+        ratio = arena_cpu / results["raw_floor"]["get"]["cpu_us_per_call"]
+        ratio_post = arena_cpu / results["raw_floor"]["post_act"]["cpu_us_per_call"]
+        results["arena"]["ratio_to_floor_get"] = ratio
+        results["arena"]["ratio_to_floor_post_act"] = ratio_post
         short = RuleSet(best_of=1, target=60 if args.quick else 100)
         levels = [1, 5] if args.quick else [1, 10, 50]
         results["concurrency"] = concurrency(slow, levels, short)
@@ -168,10 +215,14 @@ def main(argv: list[str] | None = None) -> int:
         child.join(5)
 
     rf, ar, cc = results["raw_floor"], results["arena"], results["concurrency"]
-    print(f"raw floor (http.client keep-alive GET /): {rf['cpu_us_per_call']:.0f} us CPU per call")
+    print(
+        f"raw floor, http.client keep-alive: GET / {rf['get']['cpu_us_per_call']:.0f} us CPU per call;"
+        f" POST /act ({rf['act_body_bytes']} B body) {rf['post_act']['cpu_us_per_call']:.0f} us"
+    )
     print(
         f"arena (whole matches, instant bots): {ar['cpu_us_per_call']:.0f} us CPU per bot call, "
-        f"{ar['calls_per_second']:.0f} calls/s; ratio to floor {ratio:.2f}x (target <= 2x)"
+        f"{ar['calls_per_second']:.0f} calls/s; {ratio:.2f}x the GET floor, "
+        f"{ratio_post:.2f}x the POST /act floor (target <= 2x)"
     )
     for n, row in cc.items():
         print(

@@ -30,6 +30,7 @@ from arena.protocol.wire import (
     PROTOCOL_VERSION,
     BotInfo,
     EndRequest,
+    HistoryCache,
     StartRequest,
     WireError,
     act_request,
@@ -74,6 +75,11 @@ class HttpPlayer:
         self._seat = 0
         self._seq = 0
         self.info: BotInfo | None = None
+        self._history = HistoryCache()
+        # Message ids: a random prefix per player and a counter (one urandom per match, not
+        # per request); unique, with no dots, as signing requires.
+        self._id_prefix = new_message_id() + "_"
+        self._sent = 0
 
     # -- plumbing ---------------------------------------------------------------------------
 
@@ -159,7 +165,7 @@ class HttpPlayer:
         """One signed ``POST /act``; an action, or the fault that stopped it."""
         if self._transport is None:
             return Fault(FaultKind.UNREACHABLE, "the match was not started")
-        body = _encoder.encode(act_request(turn, self._rules))
+        body = _encoder.encode(act_request(turn, self._rules, self._history))
         try:
             answer = self._post("/act", body)
         except TransportError as exc:

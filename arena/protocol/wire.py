@@ -13,9 +13,17 @@ from typing import Any, Literal
 
 import msgspec
 
-from arena.cards import Card
+from arena.cards import Card, CardError, parse_card
 from arena.players import Turn
-from arena.rules.actions import Action, ActionError
+from arena.rules.actions import (
+    Action,
+    ActionError,
+    ActionKind,
+    InvalidActionError,
+    discard,
+    knock,
+    simple,
+)
 from arena.rules.hand import DealResult, HandEvent
 from arena.rules.observation import Observation
 
@@ -242,8 +250,34 @@ def previous_deal(result: DealResult, me: int) -> PreviousDeal:
     )
 
 
-def act_request(turn: Turn, rules_dict: dict[str, Any]) -> ActRequest:
-    """The ``POST /act`` body for a turn (only what that seat may know)."""
+class HistoryCache:
+    """Wire events of the current deal, converted once each (a deal's history only grows)."""
+
+    __slots__ = ("events", "key")
+
+    def __init__(self) -> None:
+        self.key: tuple[str, int, int] | None = None
+        self.events: list[WireEvent] = []
+
+    def for_turn(self, turn: Turn) -> list[WireEvent]:
+        obs = turn.observation
+        key = (turn.match_id, turn.game, turn.deal)
+        history = obs.history
+        if key != self.key or len(history) < len(self.events):
+            self.key, self.events = key, []
+        me = obs.seat
+        self.events.extend(_event(e, me) for e in history[len(self.events) :])
+        return self.events
+
+
+def act_request(
+    turn: Turn, rules_dict: dict[str, Any], cache: HistoryCache | None = None
+) -> ActRequest:
+    """The ``POST /act`` body for a turn (only what that seat may know).
+
+    A player that sends many requests passes a :class:`HistoryCache` so each event of a deal is
+    converted once, not once per request.
+    """
     obs: Observation = turn.observation
     me = obs.seat
     pending = obs.pending_misknock
@@ -273,7 +307,7 @@ def act_request(turn: Turn, rules_dict: dict[str, Any]) -> ActRequest:
             pending.deadwood,
             None if pending.melds is None else [_cards(m) for m in pending.melds],
         ),
-        history=[_event(e, me) for e in obs.history],
+        history=[_event(e, me) for e in obs.history] if cache is None else cache.for_turn(turn),
         legal_actions=[_cached_action(a) for a in obs.legal_actions],
         deadline_ms=turn.deadline_ms,
         scores=Pair(turn.game_points[me], turn.game_points[1 - me]),
@@ -309,12 +343,23 @@ def decode_action(body: bytes) -> Action:
 
 def action_from_wire(wire: WireAction) -> Action:
     """Convert a decoded wire action into an engine action (card text checked)."""
-    data: dict[str, Any] = {"action": wire.action}
-    if wire.card is not None:
-        data["card"] = wire.card
-    if wire.melds is not None:
-        data["melds"] = wire.melds
     try:
+        if wire.melds is None:
+            kind = _KINDS[wire.action]
+            if kind is ActionKind.DISCARD or kind is ActionKind.KNOCK:
+                if wire.card is None:
+                    raise InvalidActionError(f"a {kind} action needs a card")
+                card = parse_card(wire.card)
+                return discard(card) if kind is ActionKind.DISCARD else knock(card)
+            if wire.card is not None:
+                raise InvalidActionError(f"a {kind} action takes no card")
+            return simple(kind)
+        data: dict[str, Any] = {"action": wire.action, "melds": wire.melds}
+        if wire.card is not None:
+            data["card"] = wire.card
         return Action.from_dict(data)
-    except ActionError as exc:
+    except (ActionError, CardError) as exc:
         raise WireError("schema", str(exc)) from None
+
+
+_KINDS = {k.value: k for k in ActionKind}

@@ -180,6 +180,16 @@ _DISCARDS: Final = tuple(Action(ActionKind.DISCARD, c) for c in CARDS)
 _KNOCKS: Final = tuple(Action(ActionKind.KNOCK, c) for c in CARDS)
 
 
+def simple(kind: ActionKind) -> Action:
+    """The action of a kind that takes no card (pass, draw, take, big gin, responses)."""
+    if kind is ActionKind.BIG_GIN:
+        return BIG_GIN
+    try:
+        return _SIMPLE[kind]
+    except KeyError:
+        raise InvalidActionError(f"a {kind} action needs a card") from None
+
+
 def discard(card: int) -> Action:
     """Discard a card face up."""
     return _DISCARDS[card]

@@ -40,6 +40,7 @@ from arena.rules.melds import (
     best_arrangements,
     best_discard_mask,
     check_declared_melds,
+    deadwood_cards_mask,
     deadwood_mask,
 )
 from arena.rules.ruleset import MisknockPolicy, RuleSet
@@ -194,6 +195,8 @@ class HandState(NamedTuple):
     pending: PendingKnock | None = None
     events: tuple[HandEvent, ...] = ()
     result: DealResult | None = None
+    #: The events as each seat may see them (kept up to date by every transition).
+    views: tuple[tuple[HandEvent, ...], tuple[HandEvent, ...]] = ((), ())
 
     @property
     def stock_count(self) -> int:
@@ -224,6 +227,7 @@ class HandState(NamedTuple):
 
 
 _FIELD_INDEX: Final = {name: i for i, name in enumerate(HandState._fields)}
+_VIEWS: Final = _FIELD_INDEX["views"]
 
 
 def _evolve(state: HandState, **changes: Any) -> HandState:
@@ -231,6 +235,15 @@ def _evolve(state: HandState, **changes: Any) -> HandState:
     values = list(state)
     for name, value in changes.items():
         values[_FIELD_INDEX[name]] = value
+    events = changes.get("events")
+    if events is not None and len(events) > len(state.events):
+        # Events only ever grow within a deal: extend each seat's view by the new ones.
+        new = events[len(state.events) :]
+        v0, v1 = state.views
+        values[_VIEWS] = (
+            v0 + tuple(e.public_for(0) for e in new),
+            v1 + tuple(e.public_for(1) for e in new),
+        )
     return tuple.__new__(HandState, values)
 
 
@@ -305,16 +318,22 @@ def _knockable(state: HandState, hand: int, restricted: int) -> list[Action]:
     whole = deadwood_mask(hand)
     if whole == 0 and state.rules.big_gin_allowed:
         out.append(BIG_GIN)
-    # Discarding one card lowers deadwood by at most 10: skip the search when hopeless.
-    if whole - 10 > state.knock_limit:
+    limit = state.knock_limit
+    # Discarding card c leaves at least ``whole - value(c)`` (add c back as deadwood to any
+    # arrangement of the rest), exactly that when c is deadwood in a best arrangement.
+    if whole - 10 > limit:
         return out
+    free = deadwood_cards_mask(hand)
     m = hand & ~restricted
     knocks = []
     while m:
         low = m & -m
         m ^= low
-        if deadwood_mask(hand ^ low) <= state.knock_limit:
-            knocks.append(knock(low.bit_length() - 1))
+        card = low.bit_length() - 1
+        if whole - CARD_VALUES[card] > limit:
+            continue
+        if low & free or deadwood_mask(hand ^ low) <= limit:
+            knocks.append(knock(card))
     return knocks + out
 
 
@@ -585,19 +604,22 @@ def apply(state: HandState, action: Action) -> HandState:
     return _APPLY[state.phase](state, action)
 
 
-def play(state: HandState, seat: int, action: Action) -> HandState:
+def play(
+    state: HandState, seat: int, action: Action, legal: tuple[Action, ...] | None = None
+) -> HandState:
     """Validate an action from ``seat`` and apply it; raise :class:`IllegalActionError` if not.
 
     Legal means: listed by :func:`legal_actions`, or a knock with a card the player may discard
     (with declared melds, or over the limit: a misknock), or big gin with declared melds that
-    meld all eleven cards.
+    meld all eleven cards. ``legal`` may pass ``legal_actions(state)`` when the caller has it.
     """
     if state.phase is Phase.DONE:
         raise IllegalActionError("the deal is over")
     if seat != state.to_act:
         raise IllegalActionError(f"seat {seat} acted, but it is seat {state.to_act}'s turn")
     kind = action.kind
-    legal = legal_actions(state)
+    if legal is None:
+        legal = legal_actions(state)
     if action in legal:
         return apply(state, action)
     if state.phase is Phase.DISCARD and kind in (ActionKind.KNOCK, ActionKind.BIG_GIN):

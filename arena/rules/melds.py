@@ -38,6 +38,7 @@ __all__ = [
     "best_discard",
     "best_discard_mask",
     "deadwood",
+    "deadwood_cards_mask",
     "deadwood_mask",
     "is_meld",
     "meld_mask_is_valid",
@@ -120,6 +121,26 @@ def deadwood_mask(mask: int) -> int:
     if not t:
         return RUN_DEADWOOD[a] + RUN_DEADWOOD[b] + RUN_DEADWOOD[c] + RUN_DEADWOOD[d]
     return _deadwood_with_sets(a, b, c, d, t)
+
+
+def deadwood_cards_mask(mask: int) -> int:
+    """Cards that are deadwood in some least-deadwood arrangement (0 if unsure).
+
+    Exact and cheap for hands without three of a rank (runs only); with a triple it answers 0,
+    which callers read as "no card known to be free".
+    """
+    a = mask & SUIT_FULL
+    b = (mask >> 13) & SUIT_FULL
+    c = (mask >> 26) & SUIT_FULL
+    d = mask >> 39
+    if (a & b & (c | d)) | (c & d & (a | b)):
+        return 0
+    return (
+        (a & ~RUN_CARDS[a])
+        | (b & ~RUN_CARDS[b]) << 13
+        | (c & ~RUN_CARDS[c]) << 26
+        | (d & ~RUN_CARDS[d]) << 39
+    )
 
 
 def _deadwood_with_sets(a: int, b: int, c: int, d: int, t: int) -> int:

@@ -90,6 +90,6 @@ def observe(state: HandState, seat: int) -> Observation:
         opponent_hand=opponent_hand,
         taken=state.taken if acting else None,
         pending_misknock=pending,
-        history=tuple(e.public_for(seat) for e in state.events),
+        history=state.views[seat],
         legal_actions=legal_actions(state) if acting else (),
     )

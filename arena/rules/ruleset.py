@@ -11,7 +11,6 @@ back to a default), travels with every match record, and round-trips through a p
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Mapping
 from dataclasses import dataclass, fields
 from enum import StrEnum
@@ -176,8 +175,8 @@ class RuleSet:
         return out
 
     def replace(self, **changes: Any) -> RuleSet:
-        """A copy with some fields changed (validated)."""
-        return dataclasses.replace(self, **changes)
+        """A copy with some fields changed (validated; unknown names raise RuleSetError)."""
+        return type(self).from_dict({**self.to_dict(), **changes})
 
     @property
     def big_gin_allowed(self) -> bool:
