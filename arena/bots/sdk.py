@@ -18,6 +18,7 @@ from __future__ import annotations
 import contextlib
 import html
 import json
+import socket
 import sys
 import threading
 import time
@@ -142,6 +143,9 @@ class _Handler(BaseHTTPRequestHandler):
 class _Server(ThreadingHTTPServer):
     daemon_threads = True
     allow_reuse_address = True
+    # socketserver's default backlog is 5: a burst of matches starting at once overflows it,
+    # the kernel drops the SYNs, and the arena's connect waits out a 1 s retransmission.
+    request_queue_size = socket.SOMAXCONN
     bot: BotServer
 
 

@@ -192,13 +192,16 @@ class HttpPlayer:
 
 
 def record_for_seat(summary: dict[str, object], seat: int) -> dict[str, object]:
-    """The match record as sent to one seat's bot: its own faults only.
+    """The match record as sent to one seat's bot: its own faults only, no seed, no decks.
 
     The other seat's faults are dropped from ``faults`` and their markers (the fourth item of
-    an action entry) from the deal logs; the fallbacks stay, as ordinary actions.
+    an action entry) from the deal logs; the fallbacks stay, as ordinary actions. The seed and
+    each deal's deck order are withheld: a duplicate match replays the same deals, and a bot
+    that saw them could play the second match with foreknowledge.
     """
     other = 1 - seat
     record = dict(summary)
+    record.pop("seed", None)
     faults = record.get("faults")
     if isinstance(faults, list):
         mine = "ab"[seat]
@@ -209,7 +212,7 @@ def record_for_seat(summary: dict[str, object], seat: int) -> dict[str, object]:
             return hand
         entries = hand["actions"]
         actions = [a[:3] if isinstance(a, list) and a[:1] == [other] else a for a in entries]
-        return {**hand, "actions": actions}
+        return {k: v for k, v in hand.items() if k != "deck"} | {"actions": actions}
 
     def strip_all(part: object) -> object:
         if not isinstance(part, dict) or not isinstance(part.get("hands"), list):

@@ -1,0 +1,1 @@
+"""The bot protocol: wire types, transport, request signing and the bot URL guard."""
