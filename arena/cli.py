@@ -12,13 +12,18 @@ import json
 import sys
 import time
 from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING
 
 from rich.console import Console
 
 from arena.match import MatchProgress, play_match
 from arena.players import HeuristicPlayer, Player, RandomPlayer
 from arena.rules.ruleset import RuleSet, RuleSetError
+from arena.settings import Settings, SettingsError, load_settings
 from arena.transcript import outcome_counts, transcript
+
+if TYPE_CHECKING:
+    from arena.db.session import Database
 
 __all__ = ["main"]
 
@@ -209,6 +214,98 @@ def cmd_match(args: argparse.Namespace) -> int:
     return 0
 
 
+def _settings(**overrides: object) -> Settings:
+    try:
+        return load_settings(**overrides)
+    except SettingsError as exc:
+        raise UsageError(str(exc)) from None
+
+
+def _database(settings: Settings) -> Database:
+    from arena.db.session import Database
+
+    return Database(settings.database_url)
+
+
+def cmd_db_upgrade(args: argparse.Namespace) -> int:
+    """Create or migrate the schema to the newest revision."""
+    from arena.db.migrate import current_revision, upgrade
+
+    settings = _settings()
+    db = _database(settings)
+    before = current_revision(db)
+    upgrade(db)
+    after = current_revision(db)
+    where = settings.database_url.split("@")[-1]
+    print(f"database {where}: schema {before or 'empty'} -> {after}")
+    return 0
+
+
+def cmd_worker(args: argparse.Namespace) -> int:
+    """Run a Celery worker (threads pool) for ARENA_BROKER_URL."""
+    settings = _settings()
+    if not settings.broker_url:
+        raise UsageError("gin-arena worker needs ARENA_BROKER_URL (e.g. redis://127.0.0.1:6379/0)")
+    from workers.celery_app import create_app
+
+    app = create_app(settings)
+    argv = [
+        "worker",
+        "--pool",
+        "threads",
+        "--concurrency",
+        str(args.concurrency or settings.worker_threads),
+    ]
+    argv += ["--loglevel", args.loglevel, "--without-gossip", "--without-mingle"]
+    if args.beat:
+        argv.append("--beat")
+    if args.hostname:
+        argv += ["--hostname", args.hostname]
+    app.worker_main(argv)
+    return 0
+
+
+def cmd_sweep(args: argparse.Namespace) -> int:
+    """Put stuck matches back to pending and resubmit them."""
+    from arena.executors import make_executor
+    from arena.services.matches import sweep_stuck
+
+    settings = _settings()
+    ids = sweep_stuck(_database(settings), pending_grace_s=args.pending_grace)
+    if ids:
+        executor = make_executor(settings)
+        executor.submit(ids)
+        executor.close()
+    print(f"resubmitted {len(ids)} match(es)" + (f": {', '.join(map(str, ids))}" if ids else ""))
+    return 0
+
+
+def cmd_replay(args: argparse.Namespace) -> int:
+    """Print a stored match and verify it replays to its recorded result."""
+    from arena.replay import MatchNotFoundError, load_record, verify_record
+
+    settings = _settings()
+    try:
+        record = load_record(_database(settings), args.match_id)
+    except MatchNotFoundError as exc:
+        raise UsageError(str(exc)) from None
+    problems = verify_record(record)
+    if args.json:
+        print(json.dumps(record, indent=2))
+    else:
+        print(transcript(record))
+    if problems:
+        print(f"REPLAY MISMATCH ({len(problems)} problem(s)):", file=sys.stderr)
+        for problem in problems[:20]:
+            print(f"  {problem}", file=sys.stderr)
+        if len(problems) > 20:
+            print(f"  ... and {len(problems) - 20} more", file=sys.stderr)
+        return 1
+    hands = sum(len(g["hands"]) for g in record["games"])
+    print(f"replay verified: {hands} deals reproduce the recorded result", file=sys.stderr)
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="gin-arena", description="Gin Rummy bot arena")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
@@ -275,6 +372,35 @@ def build_parser() -> argparse.ArgumentParser:
         "--production", action="store_true", help="refuse loopback URLs, as the service does"
     )
     p.set_defaults(func=cmd_bot_check)
+
+    dbp = sub.add_parser("db", help="database schema").add_subparsers(
+        dest="db_command", required=True, metavar="DB_COMMAND"
+    )
+    p = dbp.add_parser("upgrade", help="create or migrate the schema (ARENA_DATABASE_URL)")
+    p.set_defaults(func=cmd_db_upgrade)
+
+    p = sub.add_parser("worker", help="run a Celery worker (ARENA_BROKER_URL)")
+    p.add_argument("--concurrency", type=int, help="matches at once (default ARENA_WORKER_THREADS)")
+    p.add_argument("--loglevel", default="INFO")
+    p.add_argument(
+        "--beat", action="store_true", help="also run the periodic sweeper (one worker only)"
+    )
+    p.add_argument("--hostname", help="worker node name")
+    p.set_defaults(func=cmd_worker)
+
+    p = sub.add_parser("sweep", help="resubmit matches stuck in running past their lease")
+    p.add_argument(
+        "--pending-grace",
+        type=int,
+        default=3600,
+        help="also resubmit pending matches older than this (s)",
+    )
+    p.set_defaults(func=cmd_sweep)
+
+    p = sub.add_parser("replay", help="print a stored match and verify its replay")
+    p.add_argument("match_id", type=int, metavar="MATCH_ID")
+    p.add_argument("--json", action="store_true", help="print the raw record as JSON")
+    p.set_defaults(func=cmd_replay)
     return parser
 
 

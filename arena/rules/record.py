@@ -47,8 +47,12 @@ class DealRecord:
     @classmethod
     def from_dict(cls, rules: RuleSet, data: Mapping[str, Any]) -> DealRecord:
         deck = parse_deck(data["deck"])
-        actions = tuple((int(seat), Action.from_dict(a)) for seat, a in data["actions"])
-        return cls(rules, int(data["dealer"]), deck, actions)
+        # Entries are ``[seat, action, ...]``; a match record adds latency and fault after them.
+        actions = tuple((int(e[0]), Action.from_dict(e[1])) for e in data["actions"])
+        dealer = data["dealer"]
+        # A match record names seats "a" and "b"; the engine's own form is 0 and 1.
+        seat = {"a": 0, "b": 1}.get(dealer, dealer) if isinstance(dealer, str) else dealer
+        return cls(rules, int(seat), deck, actions)
 
 
 def replay_deal(record: DealRecord, *, validate: bool = True) -> Iterator[HandState]:

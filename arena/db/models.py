@@ -1,0 +1,333 @@
+"""The database schema: typed SQLAlchemy 2 models for bots, matches, results, replays,
+ratings and tournaments.
+
+Invariants the schema itself enforces (so no code path can break them):
+
+* a match has at most one result (``match_results.match_id`` is the primary key) and at most
+  one row per game and per deal;
+* a bot's rating moves at most once per match (``rating_history`` is unique on bot and match);
+* a tournament pairing issues each of its matches once (unique on tournament and match key).
+"""
+
+from __future__ import annotations
+
+import enum
+from datetime import UTC, datetime
+from typing import Any, ClassVar
+
+from sqlalchemy import (
+    JSON,
+    BigInteger,
+    Boolean,
+    DateTime,
+    Enum,
+    Float,
+    ForeignKey,
+    Index,
+    Integer,
+    String,
+    Text,
+    UniqueConstraint,
+)
+from sqlalchemy.engine import Dialect
+from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column, relationship
+from sqlalchemy.types import TypeDecorator
+
+__all__ = [
+    "Base",
+    "Bot",
+    "BotStats",
+    "BotStatus",
+    "GameRow",
+    "HandRow",
+    "Match",
+    "MatchResult",
+    "MatchStatus",
+    "RatingHistory",
+    "Tournament",
+    "TournamentEntry",
+    "TournamentStatus",
+    "utcnow",
+]
+
+
+def utcnow() -> datetime:
+    """The current time, timezone-aware UTC (the only clock the database layer reads)."""
+    return datetime.now(UTC)
+
+
+class UTCDateTime(TypeDecorator[datetime]):
+    """Timezone-aware UTC datetimes on every backend (SQLite keeps them as naive UTC text)."""
+
+    impl = DateTime(timezone=True)
+    cache_ok = True
+
+    def process_bind_param(self, value: datetime | None, dialect: Dialect) -> datetime | None:
+        if value is None:
+            return None
+        if value.tzinfo is None:
+            raise ValueError("naive datetime given to a UTC column")
+        value = value.astimezone(UTC)
+        return value.replace(tzinfo=None) if dialect.name == "sqlite" else value
+
+    def process_result_value(self, value: datetime | None, dialect: Dialect) -> datetime | None:
+        if value is None:
+            return None
+        return value.replace(tzinfo=UTC) if value.tzinfo is None else value.astimezone(UTC)
+
+
+class Base(DeclarativeBase):
+    """Declarative base; JSON columns map ``dict``/``list`` values."""
+
+    type_annotation_map: ClassVar[dict[Any, Any]] = {dict[str, Any]: JSON, list[Any]: JSON}
+
+
+class BotStatus(enum.StrEnum):
+    ACTIVE = "active"
+    INACTIVE = "inactive"
+
+
+class MatchStatus(enum.StrEnum):
+    PENDING = "pending"
+    RUNNING = "running"
+    FINISHED = "finished"
+    FAILED = "failed"
+    CANCELLED = "cancelled"
+
+
+class TournamentStatus(enum.StrEnum):
+    CREATED = "created"
+    RUNNING = "running"
+    FINISHED = "finished"
+    CANCELLED = "cancelled"
+
+
+def _enum(cls: type[enum.StrEnum], name: str) -> Enum:
+    return Enum(
+        cls, name=name, native_enum=False, length=16, values_callable=lambda e: [m.value for m in e]
+    )
+
+
+class Bot(Base):
+    """A registered bot: where it lives, who owns it, how it is authenticated, its live Elo."""
+
+    __tablename__ = "bots"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    name: Mapped[str] = mapped_column(String(64), unique=True)
+    owner: Mapped[str] = mapped_column(String(200))
+    url: Mapped[str] = mapped_column(String(2048))
+    protocol_version: Mapped[str] = mapped_column(String(32))
+    #: SHA-256 of the owner's API token (the token itself is shown once and never stored).
+    token_hash: Mapped[str] = mapped_column(String(64), index=True)
+    #: The signing secret (``whsec_...``): needed in clear to sign requests to the bot.
+    secret: Mapped[str] = mapped_column(String(200))
+    status: Mapped[BotStatus] = mapped_column(
+        _enum(BotStatus, "bot_status"), default=BotStatus.ACTIVE
+    )
+    elo: Mapped[float] = mapped_column(Float, default=1500.0)
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow)
+    updated_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow, onupdate=utcnow)
+
+    stats: Mapped[BotStats | None] = relationship(back_populates="bot", uselist=False)
+
+
+class BotStats(Base):
+    """Per-bot totals, updated in the transaction that records each match (once per match)."""
+
+    __tablename__ = "bot_stats"
+
+    bot_id: Mapped[int] = mapped_column(ForeignKey("bots.id", ondelete="CASCADE"), primary_key=True)
+    matches: Mapped[int] = mapped_column(Integer, default=0)
+    wins: Mapped[int] = mapped_column(Integer, default=0)
+    losses: Mapped[int] = mapped_column(Integer, default=0)
+    games_won: Mapped[int] = mapped_column(Integer, default=0)
+    games_lost: Mapped[int] = mapped_column(Integer, default=0)
+    hands_played: Mapped[int] = mapped_column(Integer, default=0)
+    hands_won: Mapped[int] = mapped_column(Integer, default=0)
+    knocks: Mapped[int] = mapped_column(Integer, default=0)
+    gins: Mapped[int] = mapped_column(Integer, default=0)
+    big_gins: Mapped[int] = mapped_column(Integer, default=0)
+    #: Knocks of this bot that were undercut.
+    undercut: Mapped[int] = mapped_column(Integer, default=0)
+    #: Undercuts this bot made as defender.
+    undercuts: Mapped[int] = mapped_column(Integer, default=0)
+    misknocks: Mapped[int] = mapped_column(Integer, default=0)
+    deadwood_at_knock: Mapped[int] = mapped_column(Integer, default=0)
+    faults: Mapped[int] = mapped_column(Integer, default=0)
+    forfeits: Mapped[int] = mapped_column(Integer, default=0)
+    calls: Mapped[int] = mapped_column(Integer, default=0)
+    #: Counts of call latencies in fixed log buckets (see arena.stats), for p50/p99.
+    latency_histogram: Mapped[list[Any]] = mapped_column(JSON, default=list)
+
+    bot: Mapped[Bot] = relationship(back_populates="stats")
+
+
+class Tournament(Base):
+    """A tournament: its format and options, rule set, seed and where it stands."""
+
+    __tablename__ = "tournaments"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    name: Mapped[str] = mapped_column(String(200))
+    format: Mapped[str] = mapped_column(String(32))
+    options: Mapped[dict[str, Any]] = mapped_column(JSON, default=dict)
+    rules: Mapped[dict[str, Any]] = mapped_column(JSON)
+    seed: Mapped[int] = mapped_column(BigInteger)
+    rated: Mapped[bool] = mapped_column(Boolean, default=True)
+    status: Mapped[TournamentStatus] = mapped_column(
+        _enum(TournamentStatus, "tournament_status"), default=TournamentStatus.CREATED
+    )
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow)
+    started_at: Mapped[datetime | None] = mapped_column(UTCDateTime())
+    finished_at: Mapped[datetime | None] = mapped_column(UTCDateTime())
+    #: Cached plan summary (standings, bracket) written by advance_tournament.
+    summary: Mapped[dict[str, Any]] = mapped_column(JSON, default=dict)
+
+    entries: Mapped[list[TournamentEntry]] = relationship(
+        back_populates="tournament", order_by="TournamentEntry.seed_rank"
+    )
+
+
+class TournamentEntry(Base):
+    """A bot entered in a tournament, with its seed; ``withdrawn`` once it stops answering."""
+
+    __tablename__ = "tournament_entries"
+    __table_args__ = (UniqueConstraint("tournament_id", "bot_id"),)
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    tournament_id: Mapped[int] = mapped_column(ForeignKey("tournaments.id", ondelete="CASCADE"))
+    bot_id: Mapped[int] = mapped_column(ForeignKey("bots.id"))
+    seed_rank: Mapped[int] = mapped_column(Integer)
+    withdrawn: Mapped[bool] = mapped_column(Boolean, default=False)
+
+    tournament: Mapped[Tournament] = relationship(back_populates="entries")
+    bot: Mapped[Bot] = relationship()
+
+
+class Match(Base):
+    """A match as a job: ``pending -> running -> finished | failed`` (or cancelled).
+
+    ``attempt`` counts claims; a worker's claim carries it and every later write is guarded
+    by it, so an older attempt that wakes up late can change nothing.
+    """
+
+    __tablename__ = "matches"
+    __table_args__ = (
+        UniqueConstraint("tournament_id", "match_key", name="uq_match_tournament_key"),
+        Index("ix_matches_status_lease", "status", "lease_expires_at"),
+        Index("ix_matches_created", "created_at", "id"),
+    )
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    status: Mapped[MatchStatus] = mapped_column(
+        _enum(MatchStatus, "match_status"), default=MatchStatus.PENDING, index=True
+    )
+    bot_a_id: Mapped[int] = mapped_column(ForeignKey("bots.id"), index=True)
+    bot_b_id: Mapped[int] = mapped_column(ForeignKey("bots.id"), index=True)
+    rules: Mapped[dict[str, Any]] = mapped_column(JSON)
+    seed: Mapped[int] = mapped_column(BigInteger)
+    rated: Mapped[bool] = mapped_column(Boolean, default=True)
+    tournament_id: Mapped[int | None] = mapped_column(
+        ForeignKey("tournaments.id", ondelete="CASCADE"), index=True
+    )
+    #: Within a tournament: the pairing key and the match's place in it (e.g. ``R1-2:1``).
+    match_key: Mapped[str | None] = mapped_column(String(64))
+    winner: Mapped[str | None] = mapped_column(String(1))
+    games_won_a: Mapped[int] = mapped_column(Integer, default=0)
+    games_won_b: Mapped[int] = mapped_column(Integer, default=0)
+    forfeit_seat: Mapped[str | None] = mapped_column(String(4))
+    forfeit_reason: Mapped[str | None] = mapped_column(Text)
+    attempt: Mapped[int] = mapped_column(Integer, default=0)
+    lease_owner: Mapped[str | None] = mapped_column(String(128))
+    lease_expires_at: Mapped[datetime | None] = mapped_column(UTCDateTime())
+    error: Mapped[str | None] = mapped_column(Text)
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow)
+    started_at: Mapped[datetime | None] = mapped_column(UTCDateTime())
+    finished_at: Mapped[datetime | None] = mapped_column(UTCDateTime())
+    #: Time spent playing (the last attempt), and the bots' share of it, milliseconds.
+    duration_ms: Mapped[int | None] = mapped_column(Integer)
+    bot_time_ms: Mapped[int | None] = mapped_column(Integer)
+
+    bot_a: Mapped[Bot] = relationship(foreign_keys=[bot_a_id])
+    bot_b: Mapped[Bot] = relationship(foreign_keys=[bot_b_id])
+    result: Mapped[MatchResult | None] = relationship(back_populates="match", uselist=False)
+    games: Mapped[list[GameRow]] = relationship(back_populates="match", order_by="GameRow.index")
+
+
+class MatchResult(Base):
+    """The one result of a match: the full record (faults, latencies, forfeit) and its digest."""
+
+    __tablename__ = "match_results"
+
+    match_id: Mapped[int] = mapped_column(
+        ForeignKey("matches.id", ondelete="CASCADE"), primary_key=True
+    )
+    attempt: Mapped[int] = mapped_column(Integer)
+    #: The match record without the per-deal logs (those are in ``hands``).
+    summary: Mapped[dict[str, Any]] = mapped_column(JSON)
+    #: SHA-256 over the canonical JSON of every deal's log and result (tamper evidence).
+    digest: Mapped[str] = mapped_column(String(64))
+    recorded_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow)
+
+    match: Mapped[Match] = relationship(back_populates="result")
+
+
+class GameRow(Base):
+    """One game of a match."""
+
+    __tablename__ = "games"
+    __table_args__ = (UniqueConstraint("match_id", "index"),)
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    match_id: Mapped[int] = mapped_column(ForeignKey("matches.id", ondelete="CASCADE"), index=True)
+    index: Mapped[int] = mapped_column(Integer)
+    winner: Mapped[str | None] = mapped_column(String(1))
+    points_a: Mapped[int] = mapped_column(Integer)
+    points_b: Mapped[int] = mapped_column(Integer)
+    totals_a: Mapped[int] = mapped_column(Integer)
+    totals_b: Mapped[int] = mapped_column(Integer)
+    shutout: Mapped[bool] = mapped_column(Boolean, default=False)
+    #: Whether the game was finished (False for the game a forfeit interrupted).
+    complete: Mapped[bool] = mapped_column(Boolean, default=True)
+
+    match: Mapped[Match] = relationship(back_populates="games")
+    hands: Mapped[list[HandRow]] = relationship(back_populates="game", order_by="HandRow.index")
+
+
+class HandRow(Base):
+    """One deal: its outcome columns for statistics, and its replay log (deck and actions)."""
+
+    __tablename__ = "hands"
+    __table_args__ = (UniqueConstraint("game_id", "index"),)
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    game_id: Mapped[int] = mapped_column(ForeignKey("games.id", ondelete="CASCADE"), index=True)
+    match_id: Mapped[int] = mapped_column(ForeignKey("matches.id", ondelete="CASCADE"), index=True)
+    index: Mapped[int] = mapped_column(Integer)
+    dealer: Mapped[str] = mapped_column(String(1))
+    outcome: Mapped[str] = mapped_column(String(16))
+    winner: Mapped[str | None] = mapped_column(String(1))
+    points: Mapped[int] = mapped_column(Integer)
+    knocker: Mapped[str | None] = mapped_column(String(1))
+    knocker_deadwood: Mapped[int | None] = mapped_column(Integer)
+    defender_deadwood: Mapped[int | None] = mapped_column(Integer)
+    misknocks: Mapped[int] = mapped_column(Integer, default=0)
+    #: The deal's record as JSON: deck, actions with latencies and faults, result details.
+    log: Mapped[dict[str, Any]] = mapped_column(JSON)
+
+    game: Mapped[GameRow] = relationship(back_populates="hands")
+
+
+class RatingHistory(Base):
+    """A bot's live Elo before and after one rated match (once per bot and match)."""
+
+    __tablename__ = "rating_history"
+    __table_args__ = (UniqueConstraint("bot_id", "match_id"),)
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    bot_id: Mapped[int] = mapped_column(ForeignKey("bots.id", ondelete="CASCADE"), index=True)
+    match_id: Mapped[int] = mapped_column(ForeignKey("matches.id", ondelete="CASCADE"))
+    before: Mapped[float] = mapped_column(Float)
+    after: Mapped[float] = mapped_column(Float)
+    recorded_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow)

@@ -1,0 +1,182 @@
+"""Executors: where stored matches get played.
+
+* :class:`LocalExecutor` (the embedded default): worker processes on this machine, each
+  playing many matches at once in threads (a match spends nearly all its time waiting for bots,
+  so threads, not processes, set the throughput; processes only spread the arena's own CPU).
+* :class:`CeleryExecutor`: tasks on a Redis broker for any number of ``gin-arena worker``
+  processes (see ``workers/``).
+
+Both run :func:`arena.jobs.run_match_job` for a match id and nothing else, so the embedded
+default and the distributed deployment play matches with the same code. Submitting is always
+done after the transaction that created the matches has committed.
+"""
+
+from __future__ import annotations
+
+import logging
+import multiprocessing
+import os
+import queue
+import threading
+from collections.abc import Callable, Iterable
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any, Protocol
+
+from arena.db.session import Database
+from arena.jobs import run_match_job
+from arena.services.matches import sweep_stuck
+from arena.settings import Settings
+
+__all__ = ["CeleryExecutor", "Executor", "LocalExecutor", "make_executor"]
+
+log = logging.getLogger(__name__)
+
+Enqueue = Callable[[Iterable[int]], None]
+
+
+class Executor(Protocol):
+    """Plays stored matches, given their ids."""
+
+    def submit(self, match_ids: Iterable[int]) -> None:
+        """Queue matches to be played (after their creation has committed)."""
+
+    def close(self) -> None:
+        """Stop (running matches finish or are picked up again later)."""
+
+
+def after_record(db: Database, match_id: int, enqueue: Enqueue) -> None:
+    """What follows a recorded match: its tournament advances and submits ready matches."""
+    from arena.services.tournaments import advance_for_match  # noqa: PLC0415 - import cycle
+
+    advance_for_match(db, match_id, enqueue)
+
+
+def _local_worker(settings: Settings, work: Any, index: int, threads: int) -> None:
+    """A worker process: pulls match ids and plays up to ``threads`` of them at once."""
+    logging.basicConfig(level=logging.WARNING)
+    db = Database(settings.database_url)
+    slots = threading.BoundedSemaphore(threads)
+    name = f"local-{os.getpid()}-{index}"
+
+    def enqueue(ids: Iterable[int]) -> None:
+        for match_id in ids:
+            work.put(match_id)
+
+    def play(match_id: int) -> None:
+        try:
+            run_match_job(
+                db, settings, match_id, name, after_record=lambda m: after_record(db, m, enqueue)
+            )
+        except Exception:  # infrastructure: the sweeper puts the match back later
+            log.exception("match %s: job failed", match_id)
+        finally:
+            slots.release()
+
+    with ThreadPoolExecutor(max_workers=threads, thread_name_prefix=name) as pool:
+        while True:
+            slots.acquire()
+            match_id = work.get()
+            if match_id is None:
+                slots.release()
+                break
+            pool.submit(play, match_id)
+    db.dispose()
+
+
+class LocalExecutor:
+    """Worker processes on this machine; a sweeper thread resubmits stuck matches."""
+
+    def __init__(
+        self,
+        settings: Settings,
+        *,
+        processes: int | None = None,
+        threads: int | None = None,
+        sweep_interval_s: float = 30.0,
+    ) -> None:
+        self.settings = settings
+        self.processes = processes or settings.worker_processes
+        self.threads = threads or settings.worker_threads
+        context = multiprocessing.get_context("spawn")
+        self._work: Any = context.Queue()
+        self._procs = [
+            context.Process(
+                target=_local_worker,
+                args=(settings, self._work, i, self.threads),
+                name=f"gin-arena-worker-{i}",
+                daemon=True,
+            )
+            for i in range(self.processes)
+        ]
+        for proc in self._procs:
+            proc.start()
+        self._db = Database(settings.database_url)
+        self._stop = threading.Event()
+        self._sweeper = threading.Thread(
+            target=self._sweep_loop, args=(sweep_interval_s,), name="sweeper", daemon=True
+        )
+        self._sweeper.start()
+
+    def submit(self, match_ids: Iterable[int]) -> None:
+        for match_id in match_ids:
+            self._work.put(int(match_id))
+
+    def _sweep_loop(self, interval: float) -> None:
+        while not self._stop.wait(interval):
+            try:
+                self.submit(sweep_stuck(self._db, pending_grace_s=int(interval * 4)))
+            except Exception:
+                log.exception("sweep failed")
+
+    def close(self) -> None:
+        self._stop.set()
+        for _ in self._procs:
+            self._work.put(None)
+        for proc in self._procs:
+            proc.join(timeout=30)
+            if proc.is_alive():
+                proc.terminate()
+        self._work.close()
+        self._work.join_thread()
+        self._db.dispose()
+
+    def __enter__(self) -> LocalExecutor:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+class CeleryExecutor:
+    """Submits ``play_match`` tasks to the Celery app of ``workers/``."""
+
+    def __init__(self, settings: Settings) -> None:
+        from workers.celery_app import create_app  # noqa: PLC0415 - Celery only when used
+
+        self.app = create_app(settings)
+
+    def submit(self, match_ids: Iterable[int]) -> None:
+        for match_id in match_ids:
+            self.app.send_task("workers.tasks.play_match", args=[int(match_id)])
+
+    def close(self) -> None:
+        return None
+
+
+def make_executor(settings: Settings) -> LocalExecutor | CeleryExecutor:
+    """The executor the settings ask for."""
+    if settings.executor_kind == "celery":
+        return CeleryExecutor(settings)
+    return LocalExecutor(settings)
+
+
+def drain(work: queue.Queue[int | None]) -> list[int]:
+    """Everything waiting in a queue (used by tests to inspect submissions)."""
+    out: list[int] = []
+    while True:
+        try:
+            item = work.get_nowait()
+        except queue.Empty:
+            return out
+        if item is not None:
+            out.append(item)

@@ -1,0 +1,145 @@
+"""The one function that plays a stored match: what every executor runs for a match id.
+
+``run_match_job`` claims the match (or finds it is not its to play), plays it over HTTP while a
+heartbeat renews the lease, and records the result exactly once. It is safe to call twice, at
+once or one after the other, for the same id: the claim and the guarded record decide.
+Infrastructure errors (the database unreachable) propagate, so Celery can retry; bots'
+misbehaviour never does (it is in the record).
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+import traceback
+from collections.abc import Callable
+from dataclasses import dataclass
+from enum import StrEnum
+
+from sqlalchemy.exc import OperationalError
+
+from arena.db.session import Database
+from arena.match import MatchProgress, MatchRunner
+from arena.players import Player
+from arena.protocol.http_player import HttpPlayer
+from arena.services.matches import Claim, claim_match, fail_match, record_match_result, renew_lease
+from arena.settings import Settings
+
+__all__ = ["JobOutcome", "JobStatus", "LeaseLostError", "run_match_job"]
+
+log = logging.getLogger(__name__)
+
+
+class JobStatus(StrEnum):
+    RECORDED = "recorded"  # this call played and recorded the match
+    SKIPPED = "skipped"  # finished, cancelled, or being played by a live attempt elsewhere
+    FENCED = "fenced"  # this attempt lost its lease; another attempt owns the match now
+    FAILED = "failed"  # the arena itself failed on this match (a bug), marked failed
+
+
+@dataclass(frozen=True, slots=True)
+class JobOutcome:
+    match_id: int
+    status: JobStatus
+    detail: str = ""
+
+
+class LeaseLostError(Exception):
+    """The lease could not be renewed: another attempt owns the match."""
+
+
+class _Heartbeat:
+    """Renews the lease every third of its length; remembers if it was lost."""
+
+    def __init__(self, db: Database, claim: Claim, lease_seconds: int) -> None:
+        self.db = db
+        self.claim = claim
+        self.lease_seconds = lease_seconds
+        self.lost = threading.Event()
+        self._stop = threading.Event()
+        self._thread = threading.Thread(
+            target=self._run, name=f"lease-{claim.match_id}", daemon=True
+        )
+
+    def __enter__(self) -> _Heartbeat:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._stop.set()
+        self._thread.join(timeout=10)
+
+    def _run(self) -> None:
+        interval = max(0.5, self.lease_seconds / 3)
+        while not self._stop.wait(interval):
+            try:
+                if not renew_lease(self.db, self.claim, lease_seconds=self.lease_seconds):
+                    self.lost.set()
+                    return
+            except OperationalError as exc:  # the next beat may succeed; the lease has slack
+                log.warning("lease renewal for match %s failed: %s", self.claim.match_id, exc)
+
+    def check(self, _progress: MatchProgress) -> None:
+        if self.lost.is_set():
+            raise LeaseLostError(f"match {self.claim.match_id} attempt {self.claim.attempt}")
+
+
+def players_for(claim: Claim, settings: Settings) -> list[Player]:
+    """HTTP players for both seats of a claimed match."""
+    return [
+        HttpPlayer(
+            bot.url, name=bot.name, secret=bot.secret, allow_loopback=settings.allow_loopback
+        )
+        for bot in claim.spec.bots
+    ]
+
+
+def run_match_job(
+    db: Database,
+    settings: Settings,
+    match_id: int,
+    worker: str,
+    *,
+    make_players: Callable[[Claim, Settings], list[Player]] = players_for,
+    after_record: Callable[[int], None] | None = None,
+) -> JobOutcome:
+    """Claim, play and record one match (see the module docstring)."""
+    claim = claim_match(
+        db,
+        match_id,
+        worker,
+        lease_seconds=settings.lease_seconds,
+        max_attempts=settings.max_attempts,
+    )
+    if claim is None:
+        return JobOutcome(match_id, JobStatus.SKIPPED, "not claimable")
+    spec = claim.spec
+    try:
+        players = make_players(claim, settings)
+        with _Heartbeat(db, claim, settings.lease_seconds) as beat:
+            runner = MatchRunner(
+                players, spec.rules, spec.seed, match_id=f"m{match_id}", on_progress=beat.check
+            )
+            started = time.perf_counter()
+            record = runner.run()
+            duration_ms = int((time.perf_counter() - started) * 1000)
+            if beat.lost.is_set():
+                raise LeaseLostError(f"match {match_id} attempt {claim.attempt}")
+    except LeaseLostError:
+        return JobOutcome(match_id, JobStatus.FENCED, f"attempt {claim.attempt} lost its lease")
+    except OperationalError:
+        raise  # infrastructure: let the executor retry; the lease will expire if it cannot
+    except Exception as exc:  # a bug in the arena: keep the evidence, do not retry forever
+        log.exception("match %s failed", match_id)
+        fail_match(db, claim, f"{type(exc).__name__}: {exc}\n{traceback.format_exc()}")
+        return JobOutcome(match_id, JobStatus.FAILED, f"{type(exc).__name__}: {exc}")
+    bot_time_ms = int(sum(record.latencies[0]) + sum(record.latencies[1]))
+    recorded = record_match_result(
+        db, claim, record, duration_ms=duration_ms, bot_time_ms=bot_time_ms, elo_k=settings.elo_k
+    )
+    if not recorded:
+        return JobOutcome(match_id, JobStatus.FENCED, f"attempt {claim.attempt} was fenced out")
+    if after_record is not None:
+        after_record(match_id)
+    return JobOutcome(match_id, JobStatus.RECORDED)

@@ -1,0 +1,113 @@
+"""Settings: one validated object read from ``ARENA_*`` environment variables.
+
+Nothing reads the environment at import time; :func:`load_settings` is called by the edges
+(the CLI, the app factory, the Celery app). A bad value stops with a message naming the
+variable, never a silent default.
+
+>>> load_settings({"ARENA_ELO_K": "32"}).elo_k
+32.0
+>>> load_settings({"ARENA_WORKER_THREADS": "many"})
+Traceback (most recent call last):
+...
+arena.settings.SettingsError: ARENA_WORKER_THREADS: Expected `int`, got `str`
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from typing import Any
+
+import msgspec
+
+__all__ = ["Settings", "SettingsError", "load_settings"]
+
+PREFIX = "ARENA_"
+
+
+class SettingsError(ValueError):
+    """A setting has an invalid value."""
+
+
+class Settings(msgspec.Struct, frozen=True, kw_only=True):
+    """Every knob of the service (environment variable ``ARENA_<FIELD IN CAPITALS>``)."""
+
+    #: SQLAlchemy URL; the embedded default is a SQLite file in the working directory.
+    database_url: str = "sqlite:///arena.db"
+    #: Celery broker; empty means the local executor (worker processes on this machine).
+    broker_url: str = ""
+    #: ``local`` or ``celery``; empty picks celery when a broker URL is set.
+    executor: str = ""
+    #: Allow bot URLs on loopback (development, the demo, local author tools).
+    allow_loopback: bool = False
+    #: Bearer token of the organiser/admin (empty: no admin access).
+    admin_token: str = ""
+    #: Live Elo K factor.
+    elo_k: float = 24.0
+    #: Matches below which a bot's rating is provisional.
+    provisional_matches: int = 10
+    #: Local executor: worker processes, and matches run at once in each (threads).
+    worker_processes: int = 2
+    worker_threads: int = 16
+    #: A claimed match's lease; a worker renews it while the match runs.
+    lease_seconds: int = 120
+    #: Celery: hard and soft task limits, and the broker visibility timeout (must exceed hard).
+    task_time_limit: int = 1800
+    task_soft_time_limit: int = 1700
+    visibility_timeout: int = 3600
+    #: Attempts before a match that keeps crashing its worker is marked failed.
+    max_attempts: int = 5
+    #: Rate limits (flask-limiter syntax) and their storage (``memory://`` or a Redis URL).
+    rate_limit: str = "600 per minute"
+    rate_limit_storage: str = "memory://"
+
+    def __post_init__(self) -> None:
+        if self.executor not in ("", "local", "celery"):
+            raise SettingsError(f"ARENA_EXECUTOR: {self.executor!r} is not local or celery")
+        if self.executor == "celery" and not self.broker_url:
+            raise SettingsError("ARENA_EXECUTOR=celery needs ARENA_BROKER_URL")
+        if not self.task_soft_time_limit < self.task_time_limit < self.visibility_timeout:
+            raise SettingsError(
+                "need ARENA_TASK_SOFT_TIME_LIMIT < ARENA_TASK_TIME_LIMIT < ARENA_VISIBILITY_TIMEOUT"
+                f" (got {self.task_soft_time_limit}, {self.task_time_limit},"
+                f" {self.visibility_timeout}): a task must end before the broker redelivers it"
+            )
+        for name in ("worker_processes", "worker_threads", "lease_seconds", "max_attempts"):
+            if getattr(self, name) < 1:
+                raise SettingsError(f"ARENA_{name.upper()} must be at least 1")
+
+    @property
+    def executor_kind(self) -> str:
+        """``local`` or ``celery``."""
+        return self.executor or ("celery" if self.broker_url else "local")
+
+    def replace(self, **changes: Any) -> Settings:
+        """A copy with some fields changed (validated)."""
+        return msgspec.structs.replace(self, **changes)
+
+
+_FIELDS = {f.upper(): f for f in Settings.__struct_fields__}
+
+
+def load_settings(environ: Mapping[str, str] | None = None, **overrides: Any) -> Settings:
+    """Settings from ``ARENA_*`` variables (default: the process environment) and overrides."""
+    env = os.environ if environ is None else environ
+    raw: dict[str, Any] = {}
+    for key, value in env.items():
+        if not key.startswith(PREFIX):
+            continue
+        name = key[len(PREFIX) :]
+        if name in _FIELDS:
+            raw[_FIELDS[name]] = value
+    raw.update(overrides)
+    try:
+        return msgspec.convert(raw, Settings, strict=False)
+    except msgspec.ValidationError as exc:
+        text = str(exc)
+        # msgspec says "... - at `$.field`": name the variable instead.
+        if " - at `$." in text:
+            message, _, where = text.rpartition(" - at `$.")
+            raise SettingsError(f"{PREFIX}{where.rstrip('`').upper()}: {message}") from None
+        raise SettingsError(text) from None
+    except SettingsError:
+        raise

@@ -1,0 +1,65 @@
+"""The Celery app, configured from :class:`arena.settings.Settings`.
+
+Reliability settings, and why:
+
+* ``task_acks_late`` + ``task_reject_on_worker_lost``: a task is acknowledged only when it
+  ends, so a worker that dies mid-match leaves it to be delivered again.
+* ``worker_prefetch_multiplier = 1``: a worker holds no more tasks than it is playing.
+* hard time limit < broker visibility timeout (set in ``broker_transport_options`` *and*
+  ``result_backend_transport_options``, the two places Celery's Redis transports read it): a
+  task is killed before the broker could hand it to a second worker while it still runs.
+* JSON only; tasks carry a match id, nothing else.
+
+Workers use the ``threads`` pool: a match waits on bots almost all the time, so one process
+plays many at once (``--concurrency``, default ``ARENA_WORKER_THREADS``).
+
+Started by ``gin-arena worker`` (or ``celery -A workers.celery_app worker``).
+"""
+
+from __future__ import annotations
+
+from celery import Celery
+
+from arena.settings import Settings, load_settings
+
+__all__ = ["app", "create_app"]
+
+
+def create_app(settings: Settings | None = None) -> Celery:
+    """A Celery app for these settings (the broker from ``ARENA_BROKER_URL``)."""
+    settings = settings or load_settings()
+    if not settings.broker_url:
+        raise ValueError("Celery needs ARENA_BROKER_URL (e.g. redis://127.0.0.1:6379/0)")
+    celery = Celery("gin_arena", broker=settings.broker_url, include=["workers.tasks"])
+    transport = {"visibility_timeout": settings.visibility_timeout}
+    celery.conf.update(
+        task_serializer="json",
+        accept_content=["json"],
+        result_serializer="json",
+        task_ignore_result=True,
+        task_acks_late=True,
+        task_reject_on_worker_lost=True,
+        task_acks_on_failure_or_timeout=True,
+        worker_prefetch_multiplier=1,
+        task_time_limit=settings.task_time_limit,
+        task_soft_time_limit=settings.task_soft_time_limit,
+        broker_transport_options=transport,
+        result_backend_transport_options=transport,
+        broker_connection_retry_on_startup=True,
+        worker_hijack_root_logger=False,
+        beat_schedule={
+            "sweep-stuck-matches": {"task": "workers.tasks.sweep", "schedule": 60.0},
+        },
+    )
+    celery.conf.arena_settings = settings
+    return celery
+
+
+def _default_app() -> Celery:
+    settings = load_settings()
+    if not settings.broker_url:  # importable without a broker (docs, tests); tasks need one
+        settings = settings.replace(broker_url="redis://127.0.0.1:6379/0")
+    return create_app(settings)
+
+
+app = _default_app()
