@@ -12,7 +12,7 @@ import json
 import sys
 import time
 from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from rich.console import Console
 
@@ -214,9 +214,9 @@ def cmd_match(args: argparse.Namespace) -> int:
     return 0
 
 
-def _settings(**overrides: object) -> Settings:
+def _settings(**overrides: Any) -> Settings:
     try:
-        return load_settings(**overrides)
+        return load_settings(None, **overrides)
     except SettingsError as exc:
         raise UsageError(str(exc)) from None
 

@@ -123,8 +123,9 @@ def verify_record(record: Mapping[str, Any]) -> list[str]:
         }
         for key, value in expect.items():
             if game.get(key) != value:
+                recorded = game.get(key)
                 problems.append(
-                    f"game {game['index'] + 1}: {key} recorded {game.get(key)!r}, replay gives {value!r}"
+                    f"game {game['index'] + 1}: {key} recorded {recorded!r}, replay gives {value!r}"
                 )
     unfinished = record.get("unfinished_game")
     if unfinished:

@@ -15,6 +15,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+import redis
 from sqlalchemy import create_engine, text
 
 from arena.db.migrate import upgrade
@@ -112,8 +113,6 @@ def db(db_url: str) -> Iterator[Database]:
 def redis_url() -> str:
     """A Redis database for this test, flushed first (db 15, never the default db 0)."""
     require_service("Redis", "127.0.0.1", 6379)
-    import redis
-
     client = redis.Redis.from_url(REDIS_URL)
     client.flushdb()
     client.close()
