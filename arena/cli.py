@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from rich.console import Console
 
+from arena.bots.strategies import STRATEGIES
 from arena.match import MatchProgress, play_match
 from arena.players import HeuristicPlayer, Player, RandomPlayer
 from arena.rules.ruleset import RuleSet, RuleSetError
@@ -26,6 +27,8 @@ if TYPE_CHECKING:
     from arena.db.session import Database
 
 __all__ = ["main"]
+
+HOUSE_KINDS = tuple(STRATEGIES)
 
 IN_PROCESS_PLAYERS: dict[str, Callable[[str, int], Player]] = {
     "random": lambda name, seed: RandomPlayer(seed=seed, name=name),
@@ -124,29 +127,183 @@ def cmd_selfplay(args: argparse.Namespace) -> int:
     return 0
 
 
-def cmd_demo(args: argparse.Namespace) -> int:
-    """Play one best-of-five match between the built-in players and print it."""
-    rules = _rules(args)
-    console = Console(stderr=True)
-    players: list[Player] = [
-        HeuristicPlayer(name="heuristic-1"),
-        HeuristicPlayer(name="heuristic-2", early_knock=7),
-    ]
+def _options(items: Sequence[str] | None) -> dict[str, Any]:
+    """``--option KEY=VALUE`` pairs; values are JSON when they parse (3, true), else text."""
+    out: dict[str, Any] = {}
+    for item in items or []:
+        key, sep, raw = item.partition("=")
+        if not sep or not key:
+            raise UsageError(f"--option expects KEY=VALUE, got {item!r}")
+        try:
+            out[key] = json.loads(raw)
+        except json.JSONDecodeError:
+            out[key] = raw
+    return out
 
-    def progress(p: MatchProgress) -> None:
-        console.log(
-            f"game {p.game + 1} deal {p.deal + 1}: {p.last.outcome.value}, "
-            f"points {p.game_points[0]}-{p.game_points[1]}, games {p.games_won[0]}-{p.games_won[1]}"
-        )
 
-    record = play_match(
-        players,
-        rules,
-        seed=args.seed,
-        match_id=f"demo-{args.seed}",
-        on_progress=progress if args.verbose else None,
+def _add_format_options(p: argparse.ArgumentParser, default: str) -> None:
+    from arena.tournaments import FORMAT_NAMES
+
+    p.add_argument("--format", default=default, choices=FORMAT_NAMES, help=f"default {default}")
+    p.add_argument(
+        "--option",
+        action="append",
+        metavar="KEY=VALUE",
+        help="format option, e.g. --option rounds=5, --option duplicate=true (repeatable)",
     )
-    print(transcript(record.to_dict()))
+    p.add_argument("--seed", type=int, help="tournament seed (default: random)")
+
+
+def cmd_demo(args: argparse.Namespace) -> int:
+    """Eight house bots play a tournament on this machine; then the pages are served."""
+    from arena.demo import run_demo
+    from arena.tournaments import FormatError
+
+    settings = _settings()
+    console = Console(stderr=True)
+    try:
+        tournament_id = run_demo(
+            settings,
+            console,
+            format_name=args.format,
+            options=_options(args.option),
+            rules=_rules(args),
+            seed=args.seed,
+        )
+    except FormatError as exc:
+        raise UsageError(str(exc)) from None
+    if args.no_serve:
+        return 0
+    return _serve(
+        settings.replace(allow_loopback=True), args.host, args.port, console, tournament_id
+    )
+
+
+def _serve(
+    settings: Settings, host: str, port: int, console: Console, tournament_id: int | None
+) -> int:
+    """Serve the API and pages with a production WSGI server until interrupted."""
+    from arena.api.server import serve
+
+    where = f"http://{host}:{port}/"
+    if tournament_id is not None:
+        console.print(f"pages: {where}tournaments/{tournament_id}  (Ctrl-C to stop)")
+    else:
+        console.print(f"serving {where}  (Ctrl-C to stop)")
+    with contextlib.suppress(KeyboardInterrupt):
+        serve(settings, host=host, port=port)
+    return 0
+
+
+def _tournament_db(settings: Settings) -> Database:
+    from arena.db.migrate import upgrade
+
+    db = _database(settings)
+    upgrade(db)
+    return db
+
+
+def _bot_ids(db: Database, names: Sequence[str] | None) -> list[int] | None:
+    if not names:
+        return None
+    from sqlalchemy import select
+
+    from arena.db.models import Bot
+
+    out = []
+    with db.session() as session:
+        for name in names:
+            bot = session.scalar(select(Bot).where(Bot.name == name))
+            if bot is None and name.isdigit():
+                bot = session.get(Bot, int(name))
+            if bot is None:
+                raise UsageError(f"no bot named {name!r}")
+            out.append(bot.id)
+    return out
+
+
+def cmd_tournament_create(args: argparse.Namespace) -> int:
+    """Create a tournament (not started); print its id."""
+    from arena.services.tournaments import create_tournament
+
+    settings = _settings()
+    db = _tournament_db(settings)
+    try:
+        tournament_id = create_tournament(
+            db,
+            name=args.name,
+            format_name=args.format,
+            options=_options(args.option),
+            bot_ids=_bot_ids(db, args.bots),
+            rules=_rules(args),
+            seed=args.seed,
+            rated=not args.unrated,
+        )
+    except ValueError as exc:
+        raise UsageError(str(exc)) from None
+    print(tournament_id)
+    return 0
+
+
+def cmd_tournament_start(args: argparse.Namespace) -> int:
+    """Start a tournament; with the local executor, play it to the end here."""
+    from arena.executors import make_executor
+    from arena.progress import standings_table, watch_tournament
+    from arena.services.ratings import refit_ratings
+    from arena.services.tournaments import TournamentStateError, start_tournament
+
+    settings = _settings()
+    db = _tournament_db(settings)
+    console = Console(stderr=True)
+    executor = make_executor(settings)
+    try:
+        report = start_tournament(db, args.tournament_id, executor.submit)
+        console.print(
+            f"tournament {args.tournament_id}: {len(report.scheduled)} match(es) scheduled"
+        )
+        if settings.executor_kind == "local" or args.wait:
+            watch_tournament(db, args.tournament_id, console)
+            refit_ratings(db, min_matches=settings.provisional_matches)
+            console.print(standings_table(db, args.tournament_id))
+    except (LookupError, TournamentStateError) as exc:
+        raise UsageError(str(exc).strip("'")) from None
+    finally:
+        executor.close()
+    return 0
+
+
+def cmd_tournament_status(args: argparse.Namespace) -> int:
+    """Standings and match counts of a tournament, now."""
+    from arena.progress import snapshot, standings_table
+
+    settings = _settings()
+    db = _tournament_db(settings)
+    console = Console()
+    try:
+        snap = snapshot(db, args.tournament_id)
+    except Exception as exc:
+        if "No row" in str(exc) or isinstance(exc, LookupError):
+            raise UsageError(f"no tournament {args.tournament_id}") from None
+        raise
+    counts = ", ".join(f"{k} {v}" for k, v in sorted(snap.counts.items()))
+    console.print(
+        f"tournament {args.tournament_id}: {snap.status.value}; matches: {counts or 'none'}"
+    )
+    console.print(standings_table(db, args.tournament_id))
+    return 0
+
+
+def cmd_tournament_cancel(args: argparse.Namespace) -> int:
+    """Cancel a tournament: no new matches; finished ones stay."""
+    from arena.services.tournaments import TournamentStateError, cancel_tournament
+
+    settings = _settings()
+    db = _tournament_db(settings)
+    try:
+        cancelled = cancel_tournament(db, args.tournament_id)
+    except (LookupError, TournamentStateError) as exc:
+        raise UsageError(str(exc).strip("'")) from None
+    print(f"tournament {args.tournament_id} cancelled; {len(cancelled)} queued match(es) cancelled")
     return 0
 
 
@@ -324,11 +481,39 @@ def build_parser() -> argparse.ArgumentParser:
     _add_rules_options(p)
     p.set_defaults(func=cmd_selfplay)
 
-    p = sub.add_parser("demo", help="the main job: play built-in bots and show the result")
-    p.add_argument("--seed", type=int, default=1, help="match seed (default 1)")
-    p.add_argument("-v", "--verbose", action="store_true", help="log every deal as it is played")
+    p = sub.add_parser(
+        "demo", help="the main job: eight house bots play a tournament, then the pages are served"
+    )
+    _add_format_options(p, "double_round_robin")
+    p.add_argument("--no-serve", action="store_true", help="exit after the standings")
+    p.add_argument("--host", default="127.0.0.1")
+    p.add_argument("--port", type=int, default=8000)
     _add_rules_options(p)
     p.set_defaults(func=cmd_demo)
+
+    tour = sub.add_parser("tournament", help="create, start, inspect or cancel tournaments")
+    tsub = tour.add_subparsers(
+        dest="tournament_command", required=True, metavar="TOURNAMENT_COMMAND"
+    )
+    p = tsub.add_parser("create", help="create a tournament; prints its id")
+    p.add_argument("--name", default="tournament")
+    p.add_argument(
+        "--bots", nargs="+", metavar="BOT", help="bot names or ids (default: all active)"
+    )
+    p.add_argument("--unrated", action="store_true", help="do not change ratings")
+    _add_format_options(p, "round_robin")
+    _add_rules_options(p)
+    p.set_defaults(func=cmd_tournament_create)
+    p = tsub.add_parser("start", help="start a tournament (local executor: play it here)")
+    p.add_argument("tournament_id", type=int, metavar="ID")
+    p.add_argument("--wait", action="store_true", help="with Celery too, wait and show progress")
+    p.set_defaults(func=cmd_tournament_start)
+    p = tsub.add_parser("status", help="standings and match counts")
+    p.add_argument("tournament_id", type=int, metavar="ID")
+    p.set_defaults(func=cmd_tournament_status)
+    p = tsub.add_parser("cancel", help="cancel: no new matches, finished ones stay")
+    p.add_argument("tournament_id", type=int, metavar="ID")
+    p.set_defaults(func=cmd_tournament_cancel)
 
     p = sub.add_parser(
         "match", help="play one match between two bot URLs; record as JSON on stdout"
@@ -352,7 +537,7 @@ def build_parser() -> argparse.ArgumentParser:
         dest="bot_command", required=True, metavar="BOT_COMMAND"
     )
     p = bot.add_parser("serve", help="serve a house bot on 127.0.0.1")
-    p.add_argument("--kind", required=True, choices=("random", "greedy", "strong"))
+    p.add_argument("--kind", required=True, choices=HOUSE_KINDS)
     p.add_argument("--port", type=int, default=8101)
     p.add_argument("--host", default="127.0.0.1")
     p.add_argument("--secret", help="verify the arena's signatures with this secret")

@@ -117,7 +117,9 @@ class MatchRunner:
                 failed.append((seat, fault))
         if len(failed) == 2:
             details = "; ".join(f"{'ab'[s]}: {f.kind}: {f.detail}" for s, f in failed)
-            raise ForfeitError(None, f"neither player could be reached at the start ({details})")
+            raise ForfeitError(
+                None, f"unreachable at the start: neither player answered ({details})"
+            )
         if failed:
             seat, fault = failed[0]
             raise ForfeitError(seat, f"unreachable at the start ({fault.kind}: {fault.detail})")

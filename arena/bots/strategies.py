@@ -3,18 +3,22 @@
 * ``random``: a random legal move, except that it knocks (or goes gin) whenever it may, so its
   games end.
 * ``greedy``: minimises deadwood at every step and knocks at the first chance.
+* ``lazy``: greedy, but never takes from the discard pile.
 * ``strong``: tracks the discard pile and the opponent's known cards; discards what the
   opponent is least likely to use; chases gin while the stock is long; weighs the undercut
   risk (an estimate of the opponent's deadwood) before knocking; and declares, among its least
   deadwood arrangements, the one that offers the fewest lay-off spots for unseen cards.
 
-They read only the observation, as any bot must.
+Variants of ``strong`` differ only in when they knock (:class:`KnockPolicy`): ``cautious``,
+``aggressive``, ``gin-hunter`` and ``balanced``. They read only the observation, as any bot
+must.
 """
 
 from __future__ import annotations
 
 import random
 from collections.abc import Callable
+from dataclasses import dataclass
 
 from arena.cards import CARD_VALUES, mask_to_cards, parse_card
 from arena.protocol.wire import ActRequest, WireAction
@@ -25,7 +29,7 @@ from arena.rules.melds import (
     min_discard_deadwood_mask,
 )
 
-__all__ = ["STRATEGIES", "greedy", "make_random", "strong"]
+__all__ = ["STRATEGIES", "KnockPolicy", "greedy", "lazy", "make_random", "make_strong", "strong"]
 
 Strategy = Callable[[ActRequest], WireAction]
 
@@ -202,7 +206,28 @@ def _declare(view: _View, hand10: int) -> list[list[str]] | None:
     return [[str(c) for c in mask_to_cards(m)] for m in best.melds]
 
 
-def strong(obs: ActRequest) -> WireAction:
+@dataclass(frozen=True, slots=True)
+class KnockPolicy:
+    """When the strong bot knocks: always at or below ``sure``; otherwise only with a
+    ``margin`` under the opponent's estimated deadwood, or once the stock is down to ``late``;
+    while the stock is long and the hand is ``chase`` or less from gin with outs, never."""
+
+    sure: int = 3
+    margin: float = 4.0
+    late: int = 8
+    chase: int = 3
+
+
+def make_strong(policy: KnockPolicy = KnockPolicy()) -> Strategy:
+    """The strong bot with a knock policy (the house variants differ only in it)."""
+
+    def act(obs: ActRequest) -> WireAction:
+        return strong(obs, policy)
+
+    return act
+
+
+def strong(obs: ActRequest, policy: KnockPolicy = KnockPolicy()) -> WireAction:
     """The strongest house bot (see the module docstring)."""
     kinds = _kinds(obs)
     view = _View(obs)
@@ -246,15 +271,30 @@ def strong(obs: ActRequest) -> WireAction:
         dw = deadwood_mask(rest)
         stock = obs.stock_count
         # Chase gin while the stock is long and the hand is close with live outs.
-        chase = stock >= 18 and dw <= 3 and view.outs(rest) >= 3
+        chase = stock >= 18 and dw <= policy.chase and view.outs(rest) >= 3
         risk = view.opponent_deadwood_estimate()
-        if not chase and (dw <= 3 or dw < risk - 4 or stock <= 8):
+        if not chase and (dw <= policy.sure or dw < risk - policy.margin or stock <= policy.late):
             return WireAction("knock", best.card, _declare(view, rest))
     return choice
 
 
+def lazy(obs: ActRequest) -> WireAction:
+    """Greedy, except that it never takes from the discard pile."""
+    if obs.phase in ("first_upcard", "last_chance"):
+        return WireAction("pass")
+    if obs.phase == "draw":
+        return WireAction("draw_stock")
+    return greedy(obs)
+
+
+#: House bot kinds: name -> factory of a strategy from a seed.
 STRATEGIES: dict[str, Callable[[int | str], Strategy]] = {
     "random": make_random,
     "greedy": lambda seed: greedy,
-    "strong": lambda seed: strong,
+    "lazy": lambda seed: lazy,
+    "strong": lambda seed: make_strong(),
+    "cautious": lambda seed: make_strong(KnockPolicy(sure=1, margin=10.0, late=4, chase=5)),
+    "aggressive": lambda seed: make_strong(KnockPolicy(sure=10, chase=0)),
+    "gin-hunter": lambda seed: make_strong(KnockPolicy(sure=0, margin=30.0, late=6, chase=8)),
+    "balanced": lambda seed: make_strong(KnockPolicy(sure=5, margin=2.0, late=10, chase=2)),
 }

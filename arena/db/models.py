@@ -43,6 +43,7 @@ __all__ = [
     "Match",
     "MatchResult",
     "MatchStatus",
+    "RatingFit",
     "RatingHistory",
     "Tournament",
     "TournamentEntry",
@@ -200,6 +201,8 @@ class TournamentEntry(Base):
     bot_id: Mapped[int] = mapped_column(ForeignKey("bots.id"))
     seed_rank: Mapped[int] = mapped_column(Integer)
     withdrawn: Mapped[bool] = mapped_column(Boolean, default=False)
+    #: Order of withdrawal within the tournament (1 for the first bot to withdraw).
+    withdrawn_order: Mapped[int | None] = mapped_column(Integer)
 
     tournament: Mapped[Tournament] = relationship(back_populates="entries")
     bot: Mapped[Bot] = relationship()
@@ -331,3 +334,19 @@ class RatingHistory(Base):
     before: Mapped[float] = mapped_column(Float)
     after: Mapped[float] = mapped_column(Float)
     recorded_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow)
+
+
+class RatingFit(Base):
+    """A bot's whole-history rating (Bradley-Terry fit over all rated results) with its 95%
+    interval; the table is rewritten by each refit."""
+
+    __tablename__ = "rating_fits"
+
+    bot_id: Mapped[int] = mapped_column(ForeignKey("bots.id", ondelete="CASCADE"), primary_key=True)
+    rating: Mapped[float] = mapped_column(Float)
+    ci_low: Mapped[float] = mapped_column(Float)
+    ci_high: Mapped[float] = mapped_column(Float)
+    stderr: Mapped[float] = mapped_column(Float)
+    matches: Mapped[int] = mapped_column(Integer)
+    provisional: Mapped[bool] = mapped_column(Boolean)
+    fitted_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow)

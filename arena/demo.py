@@ -1,0 +1,128 @@
+"""``gin-arena demo``: the main job. Eight house bots play a tournament on this machine.
+
+The bots run as real HTTP services in a child process (their CPU is not the arena's), are
+registered (or, on a second run, re-pointed to their new ports), and play the tournament
+through the local executor on the embedded SQLite database, with live progress. The final
+standings show live Elo, the whole-history rating with its 95% interval, and each record.
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+import time
+from collections.abc import Sequence
+from typing import Any
+
+from rich.console import Console
+from sqlalchemy import select
+
+from arena.db.migrate import upgrade
+from arena.db.models import Bot, BotStatus
+from arena.db.session import Database
+from arena.executors import LocalExecutor
+from arena.progress import standings_table, watch_tournament
+from arena.rules.ruleset import RuleSet
+from arena.services.bots import register_bot, set_status, update_bot
+from arena.services.ratings import refit_ratings
+from arena.services.tournaments import create_tournament, start_tournament
+from arena.settings import Settings
+
+__all__ = ["DEMO_BOTS", "run_demo"]
+
+#: The demo's field: several strategies and strengths.
+DEMO_BOTS: tuple[tuple[str, str], ...] = (
+    ("house-strong", "strong"),
+    ("house-balanced", "balanced"),
+    ("house-cautious", "cautious"),
+    ("house-aggressive", "aggressive"),
+    ("house-gin-hunter", "gin-hunter"),
+    ("house-greedy", "greedy"),
+    ("house-lazy", "lazy"),
+    ("house-random", "random"),
+)
+
+
+def _serve_bots(specs: Sequence[tuple[str, str, str]], ports: Any, ready: Any) -> None:
+    """Child process: serve every (name, kind, secret) on a free loopback port, forever."""
+    from arena.bots.house import house_bot  # noqa: PLC0415 - the child's own import
+
+    servers = [
+        house_bot(kind, name=name, secret=secret, seed=name).start() for name, kind, secret in specs
+    ]
+    for i, server in enumerate(servers):
+        ports[i] = server.port
+    ready.set()
+    while True:
+        time.sleep(3600)
+
+
+def _ensure_bots(db: Database, names: Sequence[str]) -> dict[str, tuple[int, str]]:
+    """Register missing demo bots; return name -> (id, signing secret)."""
+    with db.session() as session:
+        existing = {
+            b.name: (b.id, b.secret)
+            for b in session.scalars(select(Bot).where(Bot.name.in_(names)))
+        }
+    for name in names:
+        if name not in existing:
+            reg = register_bot(db, name=name, owner="gin-arena demo", url="http://127.0.0.1:9")
+            existing[name] = (reg.bot_id, reg.secret)
+    return existing
+
+
+def run_demo(
+    settings: Settings,
+    console: Console,
+    *,
+    format_name: str = "double_round_robin",
+    options: dict[str, Any] | None = None,
+    rules: RuleSet | None = None,
+    seed: int | None = None,
+    bots: Sequence[tuple[str, str]] = DEMO_BOTS,
+    timeout_s: float | None = None,
+) -> int:
+    """Run the demo tournament to the end; returns its id."""
+    settings = settings.replace(allow_loopback=True)
+    db = Database(settings.database_url)
+    upgrade(db)
+    names = [name for name, _ in bots]
+    known = _ensure_bots(db, names)
+    context = multiprocessing.get_context("spawn")
+    ports = context.Array("i", len(bots))
+    ready = context.Event()
+    specs = [(name, kind, known[name][1]) for name, kind in bots]
+    child = context.Process(
+        target=_serve_bots, args=(specs, ports, ready), daemon=True, name="house-bots"
+    )
+    child.start()
+    try:
+        if not ready.wait(60):
+            raise RuntimeError("the house bots did not start within 60 s")
+        for i, name in enumerate(names):
+            update_bot(db, known[name][0], url=f"http://127.0.0.1:{ports[i]}")
+            set_status(db, known[name][0], BotStatus.ACTIVE)
+        console.print(
+            f"[bold]{len(bots)} house bots[/] serving on 127.0.0.1, database {settings.database_url}"
+        )
+        tournament_id = create_tournament(
+            db,
+            name=f"gin-arena demo ({format_name})",
+            format_name=format_name,
+            options=options,
+            bot_ids=[known[n][0] for n in names],
+            rules=rules,
+            seed=seed,
+        )
+        console.print(f"tournament {tournament_id}: {format_name}, {len(bots)} bots")
+        with LocalExecutor(settings) as executor:
+            start_tournament(db, tournament_id, executor.submit)
+            snap = watch_tournament(db, tournament_id, console, timeout_s=timeout_s)
+        refit_ratings(db, min_matches=settings.provisional_matches)
+        console.print(standings_table(db, tournament_id))
+        if snap.counts["failed"]:
+            console.print(f"[red]{snap.counts['failed']} match(es) failed[/]: see gin-arena replay")
+        return tournament_id
+    finally:
+        child.terminate()
+        child.join(10)
+        db.dispose()

@@ -1,0 +1,121 @@
+"""Live progress of a tournament in the terminal, and its final standings table.
+
+Reads the database only (the executor may be local processes or Celery workers elsewhere).
+"""
+
+from __future__ import annotations
+
+import time
+from collections import Counter
+from dataclasses import dataclass
+
+from rich.console import Console
+from rich.live import Live
+from rich.table import Table
+from sqlalchemy import func, select
+
+from arena.db.models import Bot, Match, RatingFit, Tournament, TournamentStatus
+from arena.db.session import Database
+from arena.services.tournaments import load_plan
+
+__all__ = ["Snapshot", "snapshot", "standings_table", "watch_tournament"]
+
+
+@dataclass(frozen=True, slots=True)
+class Snapshot:
+    """Where a tournament stands: match counts by status, its status, the current leader."""
+
+    status: TournamentStatus
+    counts: Counter[str]
+    leader: str | None
+
+    @property
+    def done(self) -> int:
+        return self.counts["finished"]
+
+
+def snapshot(db: Database, tournament_id: int) -> Snapshot:
+    """Counts of the tournament's matches by status, and who leads the standings."""
+    with db.session() as session:
+        t = session.get_one(Tournament, tournament_id)
+        counts: Counter[str] = Counter(
+            {
+                status.value: n
+                for status, n in session.execute(
+                    select(Match.status, func.count())
+                    .where(Match.tournament_id == tournament_id)
+                    .group_by(Match.status)
+                )
+            }
+        )
+        standings = (t.summary or {}).get("standings") or []
+        leader = None
+        if standings and standings[0].get("played"):
+            bot = session.get(Bot, int(standings[0]["participant"]))
+            leader = bot.name if bot else standings[0]["participant"]
+        return Snapshot(t.status, counts, leader)
+
+
+def _line(snap: Snapshot, elapsed: float) -> Table:
+    table = Table.grid(padding=(0, 2))
+    c = snap.counts
+    table.add_row(
+        f"[bold]{snap.status.value}[/]",
+        f"done {c['finished']}",
+        f"running {c['running']}",
+        f"queued {c['pending']}",
+        f"failed {c['failed']}",
+        f"leader {snap.leader or '-'}",
+        f"{elapsed:.0f} s",
+    )
+    return table
+
+
+def watch_tournament(
+    db: Database,
+    tournament_id: int,
+    console: Console,
+    *,
+    poll_s: float = 0.5,
+    timeout_s: float | None = None,
+) -> Snapshot:
+    """Show progress until the tournament is no longer running; return the last snapshot."""
+    started = time.monotonic()
+    snap = snapshot(db, tournament_id)
+    with Live(_line(snap, 0), console=console, refresh_per_second=4, transient=False) as live:
+        while snap.status is TournamentStatus.RUNNING:
+            if timeout_s is not None and time.monotonic() - started > timeout_s:
+                break
+            time.sleep(poll_s)
+            snap = snapshot(db, tournament_id)
+            live.update(_line(snap, time.monotonic() - started))
+    return snap
+
+
+def standings_table(db: Database, tournament_id: int) -> Table:
+    """Final (or current) standings with live Elo, the fitted rating and its 95% interval."""
+    tournament, plan = load_plan(db, tournament_id)
+    with db.session() as session:
+        bots = {str(b.id): b for b in session.scalars(select(Bot))}
+        fits = {str(f.bot_id): f for f in session.scalars(select(RatingFit))}
+    table = Table(title=f"{tournament.name}: {tournament.format} ({tournament.status.value})")
+    for column in ("#", "bot", "score", "W-D-L", "games", "Elo", "rating (95% CI)"):
+        table.add_column(column, justify="right" if column not in ("bot",) else "left")
+    for s in plan.standings:
+        bot = bots.get(s.participant)
+        fit = fits.get(s.participant)
+        rating = "-"
+        if fit is not None:
+            rating = f"{fit.rating:.0f} ({fit.ci_low:.0f}-{fit.ci_high:.0f})"
+            if fit.provisional:
+                rating += " prov."
+        table.add_row(
+            str(s.rank),
+            (bot.name if bot else s.participant) + (" (withdrawn)" if s.withdrawn else ""),
+            f"{s.score:g}",
+            f"{s.wins}-{s.draws}-{s.losses}",
+            f"{s.games_won}-{s.games_lost}",
+            f"{bot.elo:.0f}" if bot else "-",
+            rating,
+        )
+    return table

@@ -1,0 +1,335 @@
+"""Tournaments that run themselves: create, start, advance on every result, cancel.
+
+The plan is never stored as state to mutate: :func:`advance_tournament` rebuilds it from the
+stored results with the pure planner (:mod:`arena.tournaments`) and schedules whatever is
+ready and not yet scheduled. That makes it re-entrant and idempotent: calling it twice, or from
+two workers at once, schedules each match once (it takes the tournament's row lock first, and
+the unique key on tournament and match key backs that up).
+
+A bot that cannot be reached at the start of one of its matches is withdrawn: its remaining
+pairings become walkovers, so it never stalls the event.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from sqlalchemy import func, select, update
+from sqlalchemy.orm import Session
+
+from arena.db.models import (
+    Bot,
+    BotStatus,
+    GameRow,
+    Match,
+    MatchStatus,
+    Tournament,
+    TournamentEntry,
+    TournamentStatus,
+    utcnow,
+)
+from arena.db.session import Database
+from arena.rules.ruleset import RuleSet
+from arena.services.matches import schedule_match
+from arena.services.ratings import refit_ratings
+from arena.tournaments import Format, MatchResult, Plan, make_format
+
+__all__ = [
+    "AdvanceReport",
+    "TournamentStateError",
+    "advance_for_match",
+    "advance_tournament",
+    "cancel_tournament",
+    "create_tournament",
+    "load_plan",
+    "start_tournament",
+]
+
+Enqueue = Callable[[Iterable[int]], None]
+
+#: The forfeit reason of a bot that could not be reached at the start (see arena.match).
+UNREACHABLE = "unreachable at the start"
+
+
+class TournamentStateError(ValueError):
+    """The tournament is not in a state that allows this (e.g. starting a finished one)."""
+
+
+@dataclass(frozen=True, slots=True)
+class AdvanceReport:
+    """What one advance did."""
+
+    scheduled: list[int] = field(default_factory=list)
+    cancelled: list[int] = field(default_factory=list)
+    withdrawn: list[int] = field(default_factory=list)
+    finished: bool = False
+
+
+def create_tournament(
+    db: Database,
+    *,
+    name: str,
+    format_name: str,
+    options: dict[str, Any] | None = None,
+    bot_ids: Sequence[int] | None = None,
+    rules: RuleSet | None = None,
+    seed: int | None = None,
+    rated: bool = True,
+) -> int:
+    """Store a tournament and its entries (seeded by live Elo, best first).
+
+    ``bot_ids`` None means every active bot. The format and its options are checked now
+    (:class:`arena.tournaments.FormatError` for bad ones), so a bad request fails at once.
+    """
+    options = dict(options or {})
+    fmt = make_format(format_name, **options)
+    rules = rules or RuleSet()
+    if seed is None:
+        seed = random.SystemRandom().randrange(1 << 62)
+    with db.session() as session:
+        query = select(Bot).where(Bot.status == BotStatus.ACTIVE)
+        if bot_ids is not None:
+            wanted = list(dict.fromkeys(int(b) for b in bot_ids))
+            query = select(Bot).where(Bot.id.in_(wanted))
+            found = {b.id: b for b in session.scalars(query)}
+            missing = [b for b in wanted if b not in found]
+            if missing:
+                raise ValueError(f"no such bot(s): {', '.join(map(str, missing))}")
+            inactive = [b.name for b in found.values() if b.status is not BotStatus.ACTIVE]
+            if inactive:
+                raise ValueError(f"inactive bot(s) cannot enter: {', '.join(inactive)}")
+            bots = list(found.values())
+        else:
+            bots = list(session.scalars(query))
+        if len(bots) < 2:
+            raise ValueError(f"a tournament needs at least 2 bots, got {len(bots)}")
+        bots.sort(key=lambda b: (-b.elo, b.id))
+        # Validate the plan now (e.g. a gauntlet's challenger must be a participant).
+        fmt.plan([str(b.id) for b in bots], {}, (), seed)
+        tournament = Tournament(
+            name=name,
+            format=format_name,
+            options=fmt.options(),
+            rules=rules.to_dict(),
+            seed=seed,
+            rated=rated,
+            status=TournamentStatus.CREATED,
+        )
+        session.add(tournament)
+        session.flush()
+        session.add_all(
+            TournamentEntry(tournament_id=tournament.id, bot_id=b.id, seed_rank=i + 1)
+            for i, b in enumerate(bots)
+        )
+        return tournament.id
+
+
+def start_tournament(db: Database, tournament_id: int, enqueue: Enqueue) -> AdvanceReport:
+    """Start a created tournament: schedule its first matches."""
+    with db.session() as session:
+        started = session.execute(
+            update(Tournament)
+            .where(Tournament.id == tournament_id, Tournament.status == TournamentStatus.CREATED)
+            .values(status=TournamentStatus.RUNNING, started_at=utcnow())
+        )
+        if not started.rowcount:  # type: ignore[attr-defined]
+            t = session.get(Tournament, tournament_id)
+            if t is None:
+                raise LookupError(f"no tournament {tournament_id}")
+            if t.status is not TournamentStatus.RUNNING:
+                raise TournamentStateError(f"tournament {tournament_id} is {t.status.value}")
+    return advance_tournament(db, tournament_id, enqueue)
+
+
+def _format(t: Tournament) -> Format:
+    return make_format(t.format, **t.options)
+
+
+def _results(
+    session: Session, tournament_id: int
+) -> tuple[dict[str, MatchResult], dict[str, Match]]:
+    matches = {
+        m.match_key: m
+        for m in session.scalars(select(Match).where(Match.tournament_id == tournament_id))
+    }
+    points = {
+        row[0]: (int(row[1] or 0), int(row[2] or 0))
+        for row in session.execute(
+            select(GameRow.match_id, func.sum(GameRow.totals_a), func.sum(GameRow.totals_b))
+            .join(Match, Match.id == GameRow.match_id)
+            .where(Match.tournament_id == tournament_id)
+            .group_by(GameRow.match_id)
+        )
+    }
+    results: dict[str, MatchResult] = {}
+    for key, m in matches.items():
+        if key is None:
+            continue
+        ids = {"a": str(m.bot_a_id), "b": str(m.bot_b_id)}
+        if m.status is MatchStatus.FINISHED:
+            forfeited = frozenset(ids[s] for s in ("a", "b") if m.forfeit_seat in (s, "both"))
+            results[key] = MatchResult(
+                ids[m.winner] if m.winner else None,
+                (m.games_won_a, m.games_won_b),
+                points.get(m.id, (0, 0)),
+                forfeited,
+            )
+        elif m.status is MatchStatus.FAILED:  # the arena failed: nobody wins, nothing stalls
+            results[key] = MatchResult(None, (0, 0), (0, 0), frozenset(ids.values()))
+    return results, {k: m for k, m in matches.items() if k is not None}
+
+
+def _lock(session: Session, tournament_id: int) -> Tournament | None:
+    """Take the tournament's row lock (a no-op UPDATE: the write lock on SQLite too)."""
+    session.execute(
+        update(Tournament).where(Tournament.id == tournament_id).values(status=Tournament.status)
+    )
+    return session.get(Tournament, tournament_id, populate_existing=True)
+
+
+def advance_tournament(db: Database, tournament_id: int, enqueue: Enqueue) -> AdvanceReport:
+    """Schedule every ready match not yet scheduled; finish the event when the plan is done.
+
+    Re-entrant and idempotent (see the module docstring). New matches are submitted only after
+    the transaction that created them has committed.
+    """
+    with db.session() as session:
+        t = _lock(session, tournament_id)
+        if t is None:
+            raise LookupError(f"no tournament {tournament_id}")
+        if t.status is not TournamentStatus.RUNNING:
+            return AdvanceReport()
+        results, matches = _results(session, tournament_id)
+        entries = list(t.entries)
+        withdrawn_now = _withdraw_unreachable(entries, matches)
+        withdrawn = [
+            str(e.bot_id)
+            for e in sorted(
+                (e for e in entries if e.withdrawn), key=lambda e: e.withdrawn_order or 0
+            )
+        ]
+        plan = _format(t).plan([str(e.bot_id) for e in entries], results, withdrawn, t.seed)
+        rules = RuleSet.from_dict(t.rules)
+        new: list[Match] = []
+        for m in plan.to_play():
+            if m.key in matches:
+                continue
+            new.append(
+                schedule_match(
+                    session,
+                    int(m.seats[0]),
+                    int(m.seats[1]),
+                    rules=rules,
+                    seed=m.seed,
+                    rated=t.rated,
+                    tournament_id=tournament_id,
+                    match_key=m.key,
+                )
+            )
+        wanted = {m.key for m in plan.to_play()}
+        cancelled = [
+            m.id
+            for key, m in matches.items()
+            if m.status is MatchStatus.PENDING and key not in wanted
+        ]
+        if cancelled:  # walkovers: a withdrawn bot's scheduled matches are not played
+            session.execute(
+                update(Match)
+                .where(Match.id.in_(cancelled), Match.status == MatchStatus.PENDING)
+                .values(status=MatchStatus.CANCELLED, finished_at=utcnow())
+            )
+        t.summary = plan.to_dict()
+        if plan.finished:
+            t.status = TournamentStatus.FINISHED
+            t.finished_at = utcnow()
+        session.flush()
+        report = AdvanceReport(
+            [m.id for m in new], cancelled, [e.bot_id for e in withdrawn_now], plan.finished
+        )
+    if report.scheduled:
+        enqueue(report.scheduled)
+    return report
+
+
+def _withdraw_unreachable(
+    entries: list[TournamentEntry], matches: dict[str, Match]
+) -> list[TournamentEntry]:
+    """Mark entries withdrawn whose bot forfeited a match as unreachable at the start."""
+    by_bot = {e.bot_id: e for e in entries}
+    order = max((e.withdrawn_order or 0 for e in entries), default=0)
+    newly: list[TournamentEntry] = []
+    for m in sorted(matches.values(), key=lambda m: (m.finished_at or utcnow(), m.id)):
+        if m.status is not MatchStatus.FINISHED or not (m.forfeit_reason or "").startswith(
+            UNREACHABLE
+        ):
+            continue
+        seats = {"a": m.bot_a_id, "b": m.bot_b_id}
+        losers = (
+            [seats["a"], seats["b"]]
+            if m.forfeit_seat == "both"
+            else [seats.get(m.forfeit_seat or "")]
+        )
+        for bot_id in losers:
+            entry = by_bot.get(bot_id) if bot_id is not None else None
+            if entry is not None and not entry.withdrawn:
+                order += 1
+                entry.withdrawn = True
+                entry.withdrawn_order = order
+                newly.append(entry)
+    return newly
+
+
+def advance_for_match(
+    db: Database, match_id: int, enqueue: Enqueue, *, min_matches: int = 10
+) -> None:
+    """After a recorded match: advance its tournament; refit ratings when a round closes."""
+    with db.session() as session:
+        tournament_id = session.scalar(select(Match.tournament_id).where(Match.id == match_id))
+    if tournament_id is None:
+        return
+    report = advance_tournament(db, tournament_id, enqueue)
+    if report.scheduled or report.finished:
+        refit_ratings(db, min_matches=min_matches)
+
+
+def cancel_tournament(db: Database, tournament_id: int) -> list[int]:
+    """Stop a tournament: no new matches, pending ones cancelled, finished ones kept."""
+    with db.session() as session:
+        t = _lock(session, tournament_id)
+        if t is None:
+            raise LookupError(f"no tournament {tournament_id}")
+        if t.status in (TournamentStatus.FINISHED, TournamentStatus.CANCELLED):
+            raise TournamentStateError(f"tournament {tournament_id} is already {t.status.value}")
+        t.status = TournamentStatus.CANCELLED
+        t.finished_at = utcnow()
+        cancelled = list(
+            session.scalars(
+                update(Match)
+                .where(Match.tournament_id == tournament_id, Match.status == MatchStatus.PENDING)
+                .values(status=MatchStatus.CANCELLED, finished_at=utcnow())
+                .returning(Match.id)
+            )
+        )
+    return cancelled
+
+
+def load_plan(db: Database, tournament_id: int) -> tuple[Tournament, Plan]:
+    """The tournament and its plan as of now (read-only; standings and bracket at any moment)."""
+    with db.session() as session:
+        t = session.get(Tournament, tournament_id)
+        if t is None:
+            raise LookupError(f"no tournament {tournament_id}")
+        results, _ = _results(session, tournament_id)
+        entries = list(t.entries)
+        withdrawn = [
+            str(e.bot_id)
+            for e in sorted(
+                (e for e in entries if e.withdrawn), key=lambda e: e.withdrawn_order or 0
+            )
+        ]
+        plan = _format(t).plan([str(e.bot_id) for e in entries], results, withdrawn, t.seed)
+        session.expunge(t)
+    return t, plan
