@@ -18,10 +18,14 @@ import multiprocessing
 import os
 import queue
 import threading
+import time
 from collections.abc import Callable, Iterable
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Protocol
 
+from sqlalchemy import select
+
+from arena.db.models import Match, MatchStatus
 from arena.db.session import Database
 from arena.jobs import run_match_job
 from arena.services.matches import sweep_stuck
@@ -84,7 +88,12 @@ def _local_worker(settings: Settings, work: Any, index: int, threads: int) -> No
 
 
 class LocalExecutor:
-    """Worker processes on this machine; a sweeper thread resubmits stuck matches."""
+    """Worker processes on this machine.
+
+    A watcher thread in this process submits pending matches created elsewhere (the API, a
+    ``tournament create`` in another shell) once a second, and every ``sweep_interval_s``
+    resubmits matches whose lease expired (a worker process died).
+    """
 
     def __init__(
         self,
@@ -93,6 +102,7 @@ class LocalExecutor:
         processes: int | None = None,
         threads: int | None = None,
         sweep_interval_s: float = 30.0,
+        poll_s: float = 1.0,
     ) -> None:
         self.settings = settings
         self.processes = processes or settings.worker_processes
@@ -112,19 +122,36 @@ class LocalExecutor:
             proc.start()
         self._db = Database(settings.database_url)
         self._stop = threading.Event()
+        self._submitted: set[int] = set()
+        self._lock = threading.Lock()
+        self._poll_s = poll_s
         self._sweeper = threading.Thread(
             target=self._sweep_loop, args=(sweep_interval_s,), name="sweeper", daemon=True
         )
         self._sweeper.start()
 
     def submit(self, match_ids: Iterable[int]) -> None:
-        for match_id in match_ids:
-            self._work.put(int(match_id))
+        with self._lock:
+            for match_id in match_ids:
+                self._submitted.add(int(match_id))
+                self._work.put(int(match_id))
 
     def _sweep_loop(self, interval: float) -> None:
-        while not self._stop.wait(interval):
+        """Pick up pending matches nobody submitted here (created by another process, e.g. the
+        API), and every ``interval`` put back matches whose lease expired."""
+        last_sweep = 0.0
+        while not self._stop.wait(self._poll_s):
             try:
-                self.submit(sweep_stuck(self._db, pending_grace_s=int(interval * 4)))
+                with self._db.session() as session:
+                    pending = set(
+                        session.scalars(select(Match.id).where(Match.status == MatchStatus.PENDING))
+                    )
+                with self._lock:
+                    new = pending - self._submitted
+                self.submit(sorted(new))
+                if time.monotonic() - last_sweep >= interval:
+                    last_sweep = time.monotonic()
+                    self.submit(sweep_stuck(self._db, pending_grace_s=int(interval * 20)))
             except Exception:
                 log.exception("sweep failed")
 
@@ -156,11 +183,19 @@ class CeleryExecutor:
         self.app = create_app(settings)
 
     def submit(self, match_ids: Iterable[int]) -> None:
-        for match_id in match_ids:
-            self.app.send_task("workers.tasks.play_match", args=[int(match_id)])
+        ids = [int(match_id) for match_id in match_ids]
+        if not ids:
+            return
+        # A connection of our own, closed on return (kombu's shared pools keep sockets open
+        # for the life of the process).
+        with self.app.connection_for_write() as connection:
+            for match_id in ids:
+                self.app.send_task(
+                    "workers.tasks.play_match", args=[match_id], connection=connection
+                )
 
     def close(self) -> None:
-        return None
+        self.app.close()
 
 
 def make_executor(settings: Settings) -> LocalExecutor | CeleryExecutor:
