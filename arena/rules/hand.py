@@ -516,6 +516,7 @@ def _misknock(state: HandState, card: Card, melds: tuple[int, ...] | None, dw: i
             state,
             phase=Phase.MISKNOCK_RESPONSE,
             to_act=1 - seat,
+            taken=None,  # the misknocker's restriction is not the responder's
             pending=PendingKnock(seat, card, melds, dw),
             events=events,
         )
