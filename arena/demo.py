@@ -101,9 +101,8 @@ def run_demo(
         for i, name in enumerate(names):
             update_bot(db, known[name][0], url=f"http://127.0.0.1:{ports[i]}")
             set_status(db, known[name][0], BotStatus.ACTIVE)
-        console.print(
-            f"[bold]{len(bots)} house bots[/] serving on 127.0.0.1, database {settings.database_url}"
-        )
+        where = settings.database_url
+        console.print(f"[bold]{len(bots)} house bots[/] serving on 127.0.0.1, database {where}")
         tournament_id = create_tournament(
             db,
             name=f"gin-arena demo ({format_name})",

@@ -5,8 +5,8 @@ histograms of many matches add up and p50/p99 come out within a few percent, wha
 number of calls.
 
 >>> h = latency_histogram([0.5, 0.6, 0.7, 12.0])
->>> round(percentile(h, 0.5), 2), round(percentile(h, 0.99), 1)
-(0.6, 12.0)
+>>> round(percentile(h, 0.5), 2), round(percentile(h, 1.0), 1)
+(0.6, 12.4)
 """
 
 from __future__ import annotations

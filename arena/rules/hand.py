@@ -93,9 +93,14 @@ class HandEvent:
     deadwood: int | None = None
 
     def public_for(self, viewer: int) -> HandEvent:
-        """The event as ``viewer`` may see it (the opponent's stock draws are hidden)."""
-        if self.kind is EventKind.DRAW_STOCK and self.seat != viewer:
-            return HandEvent(self.seat, self.kind)
+        """The event as ``viewer`` may see it: the opponent's stock draws hide the card, and
+        the opponent's misknock hides its deadwood (under ``penalty_points`` the hand stays
+        concealed; under the other policies the hand itself is shown anyway)."""
+        if self.seat != viewer:
+            if self.kind is EventKind.DRAW_STOCK:
+                return HandEvent(self.seat, self.kind)
+            if self.kind is EventKind.MISKNOCK:
+                return HandEvent(self.seat, self.kind, self.card)
         return self
 
     def to_dict(self) -> dict[str, object]:
@@ -482,6 +487,8 @@ def _discard_face_up(state: HandState, card: Card, events: tuple[HandEvent, ...]
         pending=None,
         events=events,
     )
+    if len(state.events) >= state.rules.max_actions_per_deal:
+        return _dead(state)  # the safeguard against endless take-and-discard cycles
     if state.stock_count <= state.rules.dead_hand_stock:
         if chance:
             return _evolve(state, phase=Phase.LAST_CHANCE, to_act=1 - seat)

@@ -95,6 +95,10 @@ class RuleSet:
     deadline_ms: int = 1000
     #: Faults a bot may commit in a match before it forfeits.
     max_strikes: int = 3
+    #: Arena safeguard, not a rule of the seeds: a deal of this many actions ends as a dead
+    #: hand. Passing cards back and forth through the discard pile never touches the stock,
+    #: so without a cap two bots could keep a deal going forever. A normal deal has ~60-80.
+    max_actions_per_deal: int = 400
 
     PRESETS: ClassVar[tuple[str, ...]] = ("standard", "oklahoma", "straight")
 
@@ -190,7 +194,14 @@ class RuleSet:
         return 0 if upcard_value == 1 else upcard_value
 
 
-_MINIMUM = {"target": 1, "best_of": 1, "deadline_ms": 1, "max_strikes": 1, "shutout_multiplier": 1}
+_MINIMUM = {
+    "target": 1,
+    "best_of": 1,
+    "deadline_ms": 1,
+    "max_strikes": 1,
+    "shutout_multiplier": 1,
+    "max_actions_per_deal": 20,
+}
 
 
 def _check_int(name: str, value: object, minimum: int) -> None:

@@ -230,16 +230,16 @@ def advance_tournament(db: Database, tournament_id: int, enqueue: Enqueue) -> Ad
                 )
             )
         wanted = {m.key for m in plan.to_play()}
-        cancelled = [
-            m.id
-            for key, m in matches.items()
-            if m.status is MatchStatus.PENDING and key not in wanted
-        ]
-        if cancelled:  # walkovers: a withdrawn bot's scheduled matches are not played
+        open_ = (MatchStatus.PENDING, MatchStatus.RUNNING)
+        cancelled = [m.id for key, m in matches.items() if m.status in open_ and key not in wanted]
+        if cancelled:
+            # Walkovers: a withdrawn bot's queued or running matches are not played on. A
+            # running one is fenced out (its lease renewal and its record need "running"),
+            # so a late result can never turn an issued walkover back into a match.
             session.execute(
                 update(Match)
-                .where(Match.id.in_(cancelled), Match.status == MatchStatus.PENDING)
-                .values(status=MatchStatus.CANCELLED, finished_at=utcnow())
+                .where(Match.id.in_(cancelled), Match.status.in_(open_))
+                .values(status=MatchStatus.CANCELLED, finished_at=utcnow(), lease_owner=None)
             )
         t.summary = plan.to_dict()
         if plan.finished:

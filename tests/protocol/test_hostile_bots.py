@@ -261,7 +261,7 @@ def test_both_unreachable_forfeit_with_no_winner() -> None:
     d = record.to_dict()
     assert d["winner"] is None
     assert d["forfeit"]["seat"] is None
-    assert "neither player could be reached" in d["forfeit"]["reason"]
+    assert d["forfeit"]["reason"].startswith("unreachable at the start: neither player answered")
 
 
 def test_a_wrong_protocol_version_forfeits_at_once(greedy_url: str) -> None:
