@@ -17,7 +17,14 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from arena.players import Fault, FaultKind, MatchContext, Player, Turn
-from arena.records import ActionEntry, FaultEntry, GameRecord, HandRecord, MatchRecord
+from arena.records import (
+    ActionEntry,
+    FaultEntry,
+    GameRecord,
+    HandRecord,
+    InterruptedDeal,
+    MatchRecord,
+)
 from arena.rules.actions import Action, ActionError
 from arena.rules.game import add_deal, deal_deck, first_dealer, games_to_win
 from arena.rules.hand import DealResult, HandState, apply, fallback_action, new_deal, play
@@ -46,6 +53,10 @@ class ForfeitError(Exception):
         super().__init__(reason)
         self.seat = seat
         self.reason = reason
+        #: The fault entry that caused it (applied as a fallback), if any.
+        self.entry: ActionEntry | None = None
+        #: The deal it interrupted, if any.
+        self.interrupted: InterruptedDeal | None = None
 
 
 @dataclass
@@ -76,6 +87,7 @@ class MatchRunner:
             raise ValueError("a match needs exactly two players")
         games: list[GameRecord] = []
         forfeit: tuple[int | None, str] | None = None
+        interrupted: InterruptedDeal | None = None
         winner: int | None
         try:
             self._start()
@@ -87,6 +99,7 @@ class MatchRunner:
             winner = 0 if self._wins[0] > self._wins[1] else 1
         except ForfeitError as f:
             forfeit = (f.seat, f.reason)
+            interrupted = f.interrupted
             winner = None if f.seat is None else 1 - f.seat
         match_record = MatchRecord(
             match_id=self.match_id,
@@ -100,6 +113,7 @@ class MatchRunner:
             unfinished=tuple(self._hands) if forfeit else (),
             latencies=(tuple(self._latencies[0]), tuple(self._latencies[1])),
             unfinished_points=self._score.points if forfeit else (0, 0),
+            interrupted=interrupted,
         )
         summary = match_record.to_dict()
         for p in self.players:
@@ -158,6 +172,25 @@ class MatchRunner:
     ) -> tuple[HandState, list[ActionEntry]]:
         entries: list[ActionEntry] = []
         told = [False, False]
+        try:
+            return self._play_turns(state, game, deal, previous, entries, told)
+        except ForfeitError as forfeit:
+            if forfeit.entry is not None:
+                entries.append(forfeit.entry)
+            forfeit.interrupted = InterruptedDeal(
+                game, deal, state.dealer, "".join(map(str, state.deck)), tuple(entries)
+            )
+            raise
+
+    def _play_turns(
+        self,
+        state: HandState,
+        game: int,
+        deal: int,
+        previous: DealResult | None,
+        entries: list[ActionEntry],
+        told: list[bool],
+    ) -> tuple[HandState, list[ActionEntry]]:
         while not state.is_over:
             seat = state.to_act
             self._requests += 1
@@ -208,13 +241,16 @@ class MatchRunner:
         )
         self._strikes[seat] += 1
         new_state = apply(state, fallback)
+        entry = ActionEntry(seat, fallback, latency, reply.kind.value)
         if self._strikes[seat] >= self.rules.max_strikes:
-            raise ForfeitError(
+            forfeit = ForfeitError(
                 seat,
                 f"{self._strikes[seat]} faults (max_strikes {self.rules.max_strikes});"
                 f" last: {reply.kind}: {reply.detail}",
             )
-        return new_state, ActionEntry(seat, fallback, latency, reply.kind.value)
+            forfeit.entry = entry
+            raise forfeit
+        return new_state, entry
 
 
 def play_match(

@@ -22,6 +22,7 @@ __all__ = [
     "FaultEntry",
     "GameRecord",
     "HandRecord",
+    "InterruptedDeal",
     "MatchRecord",
     "seat_letter",
 ]
@@ -131,6 +132,26 @@ class HandRecord:
 
 
 @dataclass(frozen=True, slots=True)
+class InterruptedDeal:
+    """The deal a forfeit cut short: enough to replay it up to the forfeit."""
+
+    game: int
+    index: int
+    dealer: int
+    deck: str
+    actions: tuple[ActionEntry, ...]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "game": self.game,
+            "index": self.index,
+            "dealer": SEATS[self.dealer],
+            "deck": self.deck,
+            "actions": [e.to_list() for e in self.actions],
+        }
+
+
+@dataclass(frozen=True, slots=True)
 class GameRecord:
     """One game: its settlement and its hands."""
 
@@ -173,6 +194,8 @@ class MatchRecord:
     latencies: tuple[tuple[float, ...], tuple[float, ...]] = field(default=((), ()))
     #: Hand points of the game a forfeit interrupted, by seat.
     unfinished_points: tuple[int, int] = (0, 0)
+    #: The deal a forfeit cut short (its actions up to the forfeit), if any.
+    interrupted: InterruptedDeal | None = None
 
     @property
     def games_won(self) -> tuple[int, int]:
@@ -216,6 +239,7 @@ class MatchRecord:
                 "points": _pair(self.unfinished_points),
                 "hands": [h.to_dict() for h in self.unfinished],
             },
+            "interrupted_deal": None if self.interrupted is None else self.interrupted.to_dict(),
             "faults": [f.to_dict() for f in self.faults],
             "misknocks": misknocks,
             "latency_ms": {SEATS[s]: _latency_summary(self.latencies[s]) for s in (0, 1)},

@@ -22,7 +22,7 @@ from arena.rules.hand import DealResult
 from arena.rules.record import DealRecord, ReplayError, replay_deal
 from arena.rules.ruleset import RuleSet, RuleSetError
 from arena.rules.scoring import GameScore, final_totals
-from arena.services.matches import record_digest
+from arena.services.matches import digested_logs, record_digest
 
 __all__ = ["MatchNotFoundError", "load_record", "verify_record"]
 
@@ -95,6 +95,23 @@ def _check_deal(
     return deal, problems
 
 
+def _check_interrupted(rules: RuleSet, deal: Mapping[str, Any]) -> list[str]:
+    """The deal a forfeit cut short replays, legally, up to the forfeit."""
+    where = f"interrupted deal (game {deal['game'] + 1} deal {deal['index'] + 1})"
+    try:
+        record = DealRecord.from_dict(rules, deal)
+        states = replay_deal(record)
+        for _ in range(len(record.actions) + 1):
+            next(states)
+    except ReplayError as exc:
+        if "ends before the deal does" in str(exc):
+            return []
+        return [f"{where}: does not replay: {exc}"]
+    except (ActionError, ValueError, KeyError, TypeError, StopIteration) as exc:
+        return [f"{where}: does not replay: {exc}"]
+    return []
+
+
 def verify_record(record: Mapping[str, Any]) -> list[str]:
     """Everything wrong with a record (an empty list: it replays exactly)."""
     try:
@@ -132,6 +149,9 @@ def verify_record(record: Mapping[str, Any]) -> list[str]:
         for hand in unfinished["hands"]:
             logs.append(hand)
             problems += _check_deal(rules, hand, f"unfinished game deal {hand['index'] + 1}")[1]
+    interrupted = record.get("interrupted_deal")
+    if interrupted:
+        problems += _check_interrupted(rules, interrupted)
     wins = [sum(1 for g in record["games"] if g.get("winner") == s) for s in SEATS]
     if record.get("forfeit") is None:
         need = rules.best_of // 2 + 1
@@ -141,6 +161,8 @@ def verify_record(record: Mapping[str, Any]) -> list[str]:
             problems.append(
                 f"winner recorded {record.get('winner')!r} but games were {wins[0]}-{wins[1]}"
             )
-    if "digest" in record and record["digest"] != record_digest([dict(h) for h in logs]):
+    if "digest" in record and record["digest"] != record_digest(
+        digested_logs([dict(h) for h in logs], record)
+    ):
         problems.append("the deal logs do not match the digest taken when the result was recorded")
     return problems

@@ -45,6 +45,7 @@ __all__ = [
     "MatchSpec",
     "claim_match",
     "fail_match",
+    "digested_logs",
     "record_digest",
     "record_match_result",
     "renew_lease",
@@ -203,6 +204,12 @@ def record_digest(hand_logs: Sequence[Mapping[str, Any]]) -> str:
     return hashlib.sha256(canonical.encode()).hexdigest()
 
 
+def digested_logs(logs: list[dict[str, Any]], record: Mapping[str, Any]) -> list[Mapping[str, Any]]:
+    """What the digest covers: every deal's log, and the deal a forfeit cut short."""
+    interrupted = record.get("interrupted_deal")
+    return [*logs, interrupted] if interrupted else list(logs)
+
+
 def _summary(record: dict[str, Any]) -> dict[str, Any]:
     """The record without the per-deal logs (those go to the hands table)."""
     out = dict(record)
@@ -261,7 +268,7 @@ def record_match_result(
                 match_id=claim.match_id,
                 attempt=claim.attempt,
                 summary=_summary(data),
-                digest=record_digest(logs),
+                digest=record_digest(digested_logs(logs, data)),
                 recorded_at=now,
             )
         )
