@@ -216,7 +216,8 @@ def main(argv: list[str] | None = None) -> int:
 
     rf, ar, cc = results["raw_floor"], results["arena"], results["concurrency"]
     print(
-        f"raw floor, http.client keep-alive: GET / {rf['get']['cpu_us_per_call']:.0f} us CPU per call;"
+        f"raw floor, http.client keep-alive: GET / {rf['get']['cpu_us_per_call']:.0f} us CPU"
+        " per call;"
         f" POST /act ({rf['act_body_bytes']} B body) {rf['post_act']['cpu_us_per_call']:.0f} us"
     )
     print(
