@@ -19,11 +19,19 @@ from enum import StrEnum
 
 from sqlalchemy.exc import OperationalError
 
+from arena.db.models import MatchStatus
 from arena.db.session import Database
 from arena.match import MatchProgress, MatchRunner
 from arena.players import Player
 from arena.protocol.http_player import HttpPlayer
-from arena.services.matches import Claim, claim_match, fail_match, record_match_result, renew_lease
+from arena.services.matches import (
+    Claim,
+    claim_match,
+    fail_match,
+    match_status,
+    record_match_result,
+    renew_lease,
+)
 from arena.settings import Settings
 
 __all__ = ["JobOutcome", "JobStatus", "LeaseLostError", "run_match_job"]
@@ -33,7 +41,8 @@ log = logging.getLogger(__name__)
 
 class JobStatus(StrEnum):
     RECORDED = "recorded"  # this call played and recorded the match
-    SKIPPED = "skipped"  # finished, cancelled, or being played by a live attempt elsewhere
+    SKIPPED = "skipped"  # finished, cancelled or failed: nothing to do
+    BUSY = "busy"  # being played by a live attempt elsewhere (its lease has not run out)
     FENCED = "fenced"  # this attempt lost its lease; another attempt owns the match now
     FAILED = "failed"  # the arena itself failed on this match (a bug), marked failed
 
@@ -113,7 +122,10 @@ def run_match_job(
         max_attempts=settings.max_attempts,
     )
     if claim is None:
-        return JobOutcome(match_id, JobStatus.SKIPPED, "not claimable")
+        status = match_status(db, match_id)
+        if status is MatchStatus.RUNNING:
+            return JobOutcome(match_id, JobStatus.BUSY, "held by a live lease elsewhere")
+        return JobOutcome(match_id, JobStatus.SKIPPED, f"status {status}")
     spec = claim.spec
     try:
         players = make_players(claim, settings)

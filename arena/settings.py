@@ -72,6 +72,13 @@ class Settings(msgspec.Struct, frozen=True, kw_only=True):
                 f" (got {self.task_soft_time_limit}, {self.task_time_limit},"
                 f" {self.visibility_timeout}): a task must end before the broker redelivers it"
             )
+        if self.task_time_limit + self.lease_seconds >= self.visibility_timeout:
+            raise SettingsError(
+                "need ARENA_TASK_TIME_LIMIT + ARENA_LEASE_SECONDS < ARENA_VISIBILITY_TIMEOUT"
+                f" (got {self.task_time_limit} + {self.lease_seconds} >="
+                f" {self.visibility_timeout}):"
+                " a redelivered task must find the lease of a dead worker expired"
+            )
         for name in ("worker_processes", "worker_threads", "lease_seconds", "max_attempts"):
             if getattr(self, name) < 1:
                 raise SettingsError(f"ARENA_{name.upper()} must be at least 1")

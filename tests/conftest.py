@@ -17,6 +17,11 @@ from pathlib import Path
 import pytest
 import redis
 from hypothesis import HealthCheck, settings
+from sqlalchemy import create_engine, text
+
+from arena.db.migrate import upgrade
+from arena.db.models import Base
+from arena.db.session import Database
 
 # No hypothesis deadlines: the machines are shared and noisy, and speed is measured by the
 # benchmarks, never by a test's clock. Profiles of stricter suites still apply per test.
@@ -24,11 +29,6 @@ settings.register_profile(
     "arena", deadline=None, suppress_health_check=[HealthCheck.too_slow], print_blob=True
 )
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "arena"))
-from sqlalchemy import create_engine, text
-
-from arena.db.migrate import upgrade
-from arena.db.models import Base
-from arena.db.session import Database
 
 PG_ADMIN_URL = os.environ.get(
     "ARENA_TEST_PG_URL", "postgresql+psycopg://postgres@127.0.0.1:5432/test"

@@ -31,7 +31,14 @@ def create_app(settings: Settings | None = None) -> Celery:
     if not settings.broker_url:
         raise ValueError("Celery needs ARENA_BROKER_URL (e.g. redis://127.0.0.1:6379/0)")
     celery = Celery("gin_arena", broker=settings.broker_url, include=["workers.tasks"])
-    transport = {"visibility_timeout": settings.visibility_timeout}
+    transport = {
+        "visibility_timeout": settings.visibility_timeout,
+        # How often a worker looks for messages whose visibility timeout ran out (a killed
+        # worker's tasks). kombu's default scans every 10 s x 10 calls = 100 s; scan every
+        # tenth of the timeout instead, at least once a second and at most every 10 s.
+        "unacked_restore_interval": max(1, min(10, settings.visibility_timeout // 10)),
+        "unacked_restore_throttle": 1,
+    }
     celery.conf.update(
         task_serializer="json",
         accept_content=["json"],

@@ -17,7 +17,7 @@ from sqlalchemy.exc import DBAPIError, OperationalError
 
 from arena.db.session import Database
 from arena.executors import after_record
-from arena.jobs import run_match_job
+from arena.jobs import JobStatus, run_match_job
 from arena.services.matches import sweep_stuck
 from arena.settings import Settings
 from workers.celery_app import app
@@ -25,8 +25,9 @@ from workers.celery_app import app
 __all__ = ["play_match", "sweep"]
 
 
-def _settings() -> Settings:
-    settings: Settings = app.conf.arena_settings
+def _settings(task: Task) -> Settings:  # type: ignore[type-arg]
+    """The settings of the app running the task (the one ``gin-arena worker`` built)."""
+    settings: Settings = task.app.conf.arena_settings
     return settings
 
 
@@ -50,20 +51,27 @@ def _enqueue(match_ids: Iterable[int]) -> None:
     max_retries=10,
 )
 def play_match(self: Task, match_id: int) -> str:  # type: ignore[type-arg]
-    """Play and record one stored match."""
-    settings = _settings()
+    """Play and record one stored match.
+
+    If another attempt holds a live lease on it (a redelivery while the first worker still
+    plays), keep the message alive and look again after a lease: should that worker die, this
+    task takes over as soon as its lease runs out.
+    """
+    settings = _settings(self)
     db = _db(settings.database_url)
     worker = f"celery-{socket.gethostname()}-{os.getpid()}-{self.request.id}"
     outcome = run_match_job(
         db, settings, int(match_id), worker, after_record=lambda m: after_record(db, m, _enqueue)
     )
+    if outcome.status is JobStatus.BUSY:
+        raise self.retry(countdown=settings.lease_seconds, max_retries=None)
     return outcome.status.value
 
 
-@app.task(name="workers.tasks.sweep")
-def sweep() -> list[int]:
+@app.task(bind=True, name="workers.tasks.sweep")
+def sweep(self: Task) -> list[int]:  # type: ignore[type-arg]
     """Put matches stuck in ``running`` back to ``pending`` and resubmit them (Celery beat)."""
-    settings = _settings()
+    settings = _settings(self)
     ids = sweep_stuck(_db(settings.database_url))
     _enqueue(ids)
     return ids

@@ -44,8 +44,9 @@ __all__ = [
     "Claim",
     "MatchSpec",
     "claim_match",
-    "fail_match",
     "digested_logs",
+    "fail_match",
+    "match_status",
     "record_digest",
     "record_match_result",
     "renew_lease",
@@ -161,6 +162,12 @@ def claim_match(
             match_id, RuleSet.from_dict(match.rules), match.seed, (bots[0], bots[1]), match.rated
         )
     return Claim(match_id, attempt, worker, spec)
+
+
+def match_status(db: Database, match_id: int) -> MatchStatus | None:
+    """A match's status now (None if there is no such match)."""
+    with db.session() as session:
+        return session.scalar(select(Match.status).where(Match.id == match_id))
 
 
 def renew_lease(db: Database, claim: Claim, *, lease_seconds: int) -> bool:

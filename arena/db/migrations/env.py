@@ -7,13 +7,15 @@ from sqlalchemy import engine_from_config, pool
 
 from arena.db.models import Base
 
-config = context.config
 target_metadata = Base.metadata
+#: Alembic's context exists only while Alembic runs this file; anything else importing it
+#: (pytest's doctest collection of the package) gets a module that does nothing.
+RUN_BY_ALEMBIC = hasattr(context, "config")
 
 
 def run_migrations_offline() -> None:
     context.configure(
-        url=config.get_main_option("sqlalchemy.url"),
+        url=context.config.get_main_option("sqlalchemy.url"),
         target_metadata=target_metadata,
         literal_binds=True,
         render_as_batch=True,
@@ -23,6 +25,7 @@ def run_migrations_offline() -> None:
 
 
 def run_migrations_online() -> None:
+    config = context.config
     connectable = config.attributes.get("connection")
     if connectable is not None:
         _run(connectable)
@@ -46,7 +49,7 @@ def _run(connection: object) -> None:
         context.run_migrations()
 
 
-if context.is_offline_mode():
+if RUN_BY_ALEMBIC and context.is_offline_mode():
     run_migrations_offline()
-else:
+elif RUN_BY_ALEMBIC:
     run_migrations_online()

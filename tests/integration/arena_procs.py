@@ -1,0 +1,159 @@
+"""Helpers for tests that run `gin-arena` as the operator does: commands, Celery workers, bots.
+
+Every process started here is killed by its owner's teardown; every wait polls with a generous
+deadline and, on failure, shows what the processes printed.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from pathlib import Path
+from typing import IO, Any
+
+from arena.bots.house import start_house_bots
+from arena.bots.sdk import BotServer
+
+
+def gin_arena_argv() -> list[str]:
+    """The `gin-arena` console script of this environment."""
+    script = Path(sys.executable).with_name("gin-arena")
+    return [str(script)] if script.exists() else [sys.executable, "-m", "arena.cli"]
+
+
+def gin_arena(
+    *args: str, env: Mapping[str, str], timeout: float = 120
+) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [*gin_arena_argv(), *args],
+        env={**os.environ, **env},
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        check=False,
+    )
+
+
+def wait_until(
+    predicate: Callable[[], Any], *, timeout: float, what: str, explain: Callable[[], str] = str
+) -> Any:
+    """Poll until ``predicate()`` is truthy; fail naming ``what`` (and ``explain()``)."""
+    deadline = time.monotonic() + timeout
+    while True:
+        value = predicate()
+        if value:
+            return value
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out after {timeout:.0f} s waiting for {what}\n{explain()}")
+        time.sleep(0.05)
+
+
+class Worker:
+    """A `gin-arena worker` subprocess with its output in a log file."""
+
+    def __init__(self, name: str, env: Mapping[str, str], log_dir: Path, concurrency: int) -> None:
+        self.name = name
+        self.log_path = log_dir / f"{name}.log"
+        self._log: IO[bytes] = self.log_path.open("wb")
+        argv = [
+            *gin_arena_argv(),
+            "worker",
+            "--concurrency",
+            str(concurrency),
+            "--hostname",
+            f"{name}@%h",
+            "--loglevel",
+            "INFO",
+        ]
+        self.proc = subprocess.Popen(
+            argv,
+            env={**os.environ, **env},
+            stdout=self._log,
+            stderr=subprocess.STDOUT,
+            stdin=subprocess.DEVNULL,
+            start_new_session=True,
+        )
+
+    @property
+    def pid(self) -> int:
+        return self.proc.pid
+
+    def log(self) -> str:
+        return self.log_path.read_text(errors="replace")
+
+    def is_ready(self) -> bool:
+        if self.proc.poll() is not None:
+            raise AssertionError(
+                f"worker {self.name} exited with {self.proc.returncode}:\n" + self.log()
+            )
+        return any(
+            f"{self.name}@" in line and " ready." in line for line in self.log().splitlines()
+        )
+
+    def kill(self) -> None:
+        """SIGKILL: no warm shutdown, no acknowledgement, nothing cleaned up."""
+        if self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGKILL)
+        self.proc.wait(timeout=30)
+
+    def stop(self) -> None:
+        if self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGTERM)  # warm shutdown: finish running tasks
+            try:
+                self.proc.wait(timeout=15)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait(timeout=30)
+        self._log.close()
+
+
+class Workers:
+    """Starts workers on demand; :meth:`close` stops every one (fixture teardown)."""
+
+    def __init__(self, env: Mapping[str, str], log_dir: Path) -> None:
+        self.env = dict(env)
+        self.log_dir = log_dir
+        self.started: list[Worker] = []
+
+    def start(self, *names: str, concurrency: int = 2, timeout: float = 90) -> list[Worker]:
+        new = [Worker(n, self.env, self.log_dir, concurrency) for n in names]
+        self.started += new
+        for w in new:
+            wait_until(
+                w.is_ready, timeout=timeout, what=f"worker {w.name} to be ready", explain=self.logs
+            )
+        return new
+
+    def logs(self) -> str:
+        return "\n".join(f"--- {w.name} (pid {w.pid}) ---\n{w.log()[-6000:]}" for w in self.started)
+
+    def close(self) -> None:
+        for w in self.started:
+            w.stop()
+
+
+def slow_down(server: BotServer, delay_s: float) -> BotServer:
+    """Make a bot think ``delay_s`` per action (so a match lasts long enough to be killed)."""
+    inner = server.act
+
+    def act(request: Any) -> Any:
+        time.sleep(delay_s)
+        return inner(request)
+
+    server.act = act
+    return server
+
+
+@contextmanager
+def house_bots(kinds: Sequence[str], *, delay_s: float = 0.0) -> Iterator[list[BotServer]]:
+    servers = start_house_bots(kinds)
+    try:
+        yield [slow_down(s, delay_s) if delay_s else s for s in servers]
+    finally:
+        for s in servers:
+            s.stop()
