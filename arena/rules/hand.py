@@ -241,14 +241,20 @@ def _evolve(state: HandState, **changes: Any) -> HandState:
     for name, value in changes.items():
         values[_FIELD_INDEX[name]] = value
     events = changes.get("events")
-    if events is not None and len(events) > len(state.events):
-        # Events only ever grow within a deal: extend each seat's view by the new ones.
-        new = events[len(state.events) :]
-        v0, v1 = state.views
-        values[_VIEWS] = (
-            v0 + tuple(e.public_for(0) for e in new),
-            v1 + tuple(e.public_for(1) for e in new),
-        )
+    if events is not None:
+        old = len(state.events)
+        if len(events) == old + 1:  # the usual case: one new event
+            event = events[-1]
+            v0, v1 = state.views
+            values[_VIEWS] = ((*v0, event.public_for(0)), (*v1, event.public_for(1)))
+        elif len(events) > old:
+            # Events only ever grow within a deal: extend each seat's view by the new ones.
+            new = events[old:]
+            v0, v1 = state.views
+            values[_VIEWS] = (
+                v0 + tuple(e.public_for(0) for e in new),
+                v1 + tuple(e.public_for(1) for e in new),
+            )
     return tuple.__new__(HandState, values)
 
 
@@ -342,6 +348,20 @@ def _knockable(state: HandState, hand: int, restricted: int) -> list[Action]:
     return knocks + out
 
 
+def _discard_table() -> tuple[tuple[tuple[Action, ...], ...], ...]:
+    """Discard actions for each byte of a hand mask (seven bytes), as ready-made tuples."""
+    return tuple(
+        tuple(
+            tuple(discard(pos * 8 + b) for b in range(8) if value >> b & 1 and pos * 8 + b < 52)
+            for value in range(256)
+        )
+        for pos in range(7)
+    )
+
+
+_DISCARD_BYTES: Final = _discard_table()
+
+
 def _legal_discard(state: HandState) -> tuple[Action, ...]:
     hand = state.hands[state.to_act]
     restricted = _restricted(state)
@@ -349,12 +369,17 @@ def _legal_discard(state: HandState) -> tuple[Action, ...]:
     if state.knock_only:
         return tuple(knocks)
     m = hand & ~restricted
-    discards = []
-    while m:
-        low = m & -m
-        m ^= low
-        discards.append(discard(low.bit_length() - 1))
-    return (*discards, *knocks)
+    t = _DISCARD_BYTES
+    discards = (
+        t[0][m & 255]
+        + t[1][(m >> 8) & 255]
+        + t[2][(m >> 16) & 255]
+        + t[3][(m >> 24) & 255]
+        + t[4][(m >> 32) & 255]
+        + t[5][(m >> 40) & 255]
+        + t[6][(m >> 48) & 255]
+    )
+    return (*discards, *knocks) if knocks else discards
 
 
 def _legal_misknock_response(state: HandState) -> tuple[Action, ...]:
@@ -477,23 +502,24 @@ def _discard_face_up(state: HandState, card: Card, events: tuple[HandEvent, ...]
     seat = state.to_act
     bit = 1 << card
     chance = state.rules.last_discard_chance and not state.knock_only
-    state = _evolve(
-        state,
-        hands=_with(state.hands, seat, state.hands[seat] & ~bit),
-        known=_with(state.known, seat, state.known[seat] & ~bit),
-        discards=(*state.discards, card),
-        taken=None,
-        knock_only=False,
-        pending=None,
-        events=events,
-    )
-    if len(state.events) >= state.rules.max_actions_per_deal:
-        return _dead(state)  # the safeguard against endless take-and-discard cycles
-    if state.stock_count <= state.rules.dead_hand_stock:
+    changes: dict[str, Any] = {
+        "hands": _with(state.hands, seat, state.hands[seat] & ~bit),
+        "known": _with(state.known, seat, state.known[seat] & ~bit),
+        "discards": (*state.discards, card),
+        "taken": None,
+        "knock_only": False,
+        "pending": None,
+        "events": events,
+    }
+    stock_left = len(state.deck) - state.stock_pos
+    if len(events) >= state.rules.max_actions_per_deal:
+        # The safeguard against endless take-and-discard cycles.
+        return _dead(_evolve(state, **changes))
+    if stock_left <= state.rules.dead_hand_stock:
         if chance:
-            return _evolve(state, phase=Phase.LAST_CHANCE, to_act=1 - seat)
-        return _dead(state)
-    return _evolve(state, phase=Phase.DRAW, to_act=1 - seat)
+            return _evolve(state, phase=Phase.LAST_CHANCE, to_act=1 - seat, **changes)
+        return _dead(_evolve(state, **changes))
+    return _evolve(state, phase=Phase.DRAW, to_act=1 - seat, **changes)
 
 
 def _dead(state: HandState) -> HandState:
