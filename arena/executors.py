@@ -48,11 +48,19 @@ class Executor(Protocol):
         """Stop (running matches finish or are picked up again later)."""
 
 
-def after_record(db: Database, match_id: int, enqueue: Enqueue) -> None:
-    """What follows a recorded match: its tournament advances and submits ready matches."""
+def after_record(db: Database, match_id: int, enqueue: Enqueue, *, min_matches: int = 10) -> None:
+    """What follows a recorded match: its tournament advances and submits ready matches
+    (ratings are refit, provisional under ``min_matches``, when a round closes)."""
     from arena.services.tournaments import advance_for_match  # noqa: PLC0415 - import cycle
 
-    advance_for_match(db, match_id, enqueue)
+    advance_for_match(db, match_id, enqueue, min_matches=min_matches)
+
+
+def sweep_tournaments(db: Database, enqueue: Enqueue, *, min_matches: int = 10) -> None:
+    """Advance every running tournament (an advance lost with its worker is made up)."""
+    from arena.services.tournaments import advance_running_tournaments  # noqa: PLC0415
+
+    advance_running_tournaments(db, enqueue, min_matches=min_matches)
 
 
 def _local_worker(settings: Settings, work: Any, index: int, threads: int) -> None:
@@ -69,7 +77,13 @@ def _local_worker(settings: Settings, work: Any, index: int, threads: int) -> No
     def play(match_id: int) -> None:
         try:
             run_match_job(
-                db, settings, match_id, name, after_record=lambda m: after_record(db, m, enqueue)
+                db,
+                settings,
+                match_id,
+                name,
+                after_record=lambda m: after_record(
+                    db, m, enqueue, min_matches=settings.provisional_matches
+                ),
             )
         except Exception:  # infrastructure: the sweeper puts the match back later
             log.exception("match %s: job failed", match_id)
@@ -92,7 +106,8 @@ class LocalExecutor:
 
     A watcher thread in this process submits pending matches created elsewhere (the API, a
     ``tournament create`` in another shell) once a second, and every ``sweep_interval_s``
-    resubmits matches whose lease expired (a worker process died).
+    resubmits matches whose lease expired (a worker process died) and advances every running
+    tournament (in case a worker died between recording a match and advancing its event).
     """
 
     def __init__(
@@ -152,6 +167,9 @@ class LocalExecutor:
                 if time.monotonic() - last_sweep >= interval:
                     last_sweep = time.monotonic()
                     self.submit(sweep_stuck(self._db, pending_grace_s=int(interval * 20)))
+                    sweep_tournaments(
+                        self._db, self.submit, min_matches=self.settings.provisional_matches
+                    )
             except Exception:
                 log.exception("sweep failed")
 

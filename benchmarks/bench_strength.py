@@ -112,7 +112,8 @@ def main(argv: list[str] | None = None) -> int:
         "command": f"benchmarks/bench_strength.py --a {args.a} --b {args.b} --pairs {args.pairs}",
     }
     print(
-        f"{args.a} v {args.b}: {wins_a}-{wins_b} over {n} matches ({args.pairs} seeds, both seatings); "
+        f"{args.a} v {args.b}: {wins_a}-{wins_b} over {n} matches "
+        f"({args.pairs} seeds, both seatings); "
         f"{args.a} wins {wins_a / n:.1%} (95% CI {low:.1%}-{high:.1%}); {elapsed:.0f} s"
     )
     args.json.parent.mkdir(parents=True, exist_ok=True)

@@ -16,7 +16,7 @@ from celery import Task
 from sqlalchemy.exc import DBAPIError, OperationalError
 
 from arena.db.session import Database
-from arena.executors import after_record
+from arena.executors import after_record, sweep_tournaments
 from arena.jobs import JobStatus, run_match_job
 from arena.services.matches import sweep_stuck
 from arena.settings import Settings
@@ -25,7 +25,7 @@ from workers.celery_app import app
 __all__ = ["play_match", "sweep"]
 
 
-def _settings(task: Task) -> Settings:  # type: ignore[type-arg]
+def _settings(task: Task) -> Settings:
     """The settings of the app running the task (the one ``gin-arena worker`` built)."""
     settings: Settings = task.app.conf.arena_settings
     return settings
@@ -50,7 +50,7 @@ def _enqueue(match_ids: Iterable[int]) -> None:
     retry_jitter=True,
     max_retries=10,
 )
-def play_match(self: Task, match_id: int) -> str:  # type: ignore[type-arg]
+def play_match(self: Task, match_id: int) -> str:
     """Play and record one stored match.
 
     If another attempt holds a live lease on it (a redelivery while the first worker still
@@ -61,7 +61,13 @@ def play_match(self: Task, match_id: int) -> str:  # type: ignore[type-arg]
     db = _db(settings.database_url)
     worker = f"celery-{socket.gethostname()}-{os.getpid()}-{self.request.id}"
     outcome = run_match_job(
-        db, settings, int(match_id), worker, after_record=lambda m: after_record(db, m, _enqueue)
+        db,
+        settings,
+        int(match_id),
+        worker,
+        after_record=lambda m: after_record(
+            db, m, _enqueue, min_matches=settings.provisional_matches
+        ),
     )
     if outcome.status is JobStatus.BUSY:
         raise self.retry(countdown=settings.lease_seconds, max_retries=None)
@@ -69,9 +75,12 @@ def play_match(self: Task, match_id: int) -> str:  # type: ignore[type-arg]
 
 
 @app.task(bind=True, name="workers.tasks.sweep")
-def sweep(self: Task) -> list[int]:  # type: ignore[type-arg]
-    """Put matches stuck in ``running`` back to ``pending`` and resubmit them (Celery beat)."""
+def sweep(self: Task) -> list[int]:
+    """Put matches stuck in ``running`` back to ``pending`` and resubmit them, and advance
+    every running tournament (Celery beat)."""
     settings = _settings(self)
-    ids = sweep_stuck(_db(settings.database_url))
+    db = _db(settings.database_url)
+    ids = sweep_stuck(db)
     _enqueue(ids)
+    sweep_tournaments(db, _enqueue, min_matches=settings.provisional_matches)
     return ids

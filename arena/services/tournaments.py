@@ -7,13 +7,15 @@ two workers at once, schedules each match once (it takes the tournament's row lo
 the unique key on tournament and match key backs that up).
 
 A bot that cannot be reached at the start of one of its matches is withdrawn: its remaining
-pairings become walkovers, so it never stalls the event.
+pairings become walkovers, so it never stalls the event. Should the advance after a recorded
+match be lost (its worker killed between the two), the sweeper's
+:func:`advance_running_tournaments` makes it up.
 """
 
 from __future__ import annotations
 
 import random
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -36,11 +38,13 @@ from arena.rules.ruleset import RuleSet
 from arena.services.matches import schedule_match
 from arena.services.ratings import refit_ratings
 from arena.tournaments import Format, MatchResult, Plan, make_format
+from arena.tournaments.model import SETTLED
 
 __all__ = [
     "AdvanceReport",
     "TournamentStateError",
     "advance_for_match",
+    "advance_running_tournaments",
     "advance_tournament",
     "cancel_tournament",
     "create_tournament",
@@ -66,6 +70,13 @@ class AdvanceReport:
     cancelled: list[int] = field(default_factory=list)
     withdrawn: list[int] = field(default_factory=list)
     finished: bool = False
+    #: Rounds (of any section) whose every pairing became settled with this advance.
+    rounds_closed: int = 0
+
+    @property
+    def needs_refit(self) -> bool:
+        """A round closed, new matches were scheduled or the event finished."""
+        return bool(self.scheduled or self.finished or self.rounds_closed)
 
 
 def create_tournament(
@@ -241,17 +252,34 @@ def advance_tournament(db: Database, tournament_id: int, enqueue: Enqueue) -> Ad
                 .where(Match.id.in_(cancelled), Match.status.in_(open_))
                 .values(status=MatchStatus.CANCELLED, finished_at=utcnow(), lease_owner=None)
             )
+        closed_before = _closed_rounds(t.summary or {})
         t.summary = plan.to_dict()
+        rounds_closed = len(_closed_rounds(t.summary) - closed_before)
         if plan.finished:
             t.status = TournamentStatus.FINISHED
             t.finished_at = utcnow()
         session.flush()
         report = AdvanceReport(
-            [m.id for m in new], cancelled, [e.bot_id for e in withdrawn_now], plan.finished
+            [m.id for m in new],
+            cancelled,
+            [e.bot_id for e in withdrawn_now],
+            plan.finished,
+            rounds_closed,
         )
     if report.scheduled:
         enqueue(report.scheduled)
     return report
+
+
+def _closed_rounds(summary: Mapping[str, Any]) -> set[tuple[str, int]]:
+    """The rounds of a stored plan summary whose every pairing is settled."""
+    settled = {s.value for s in SETTLED}
+    return {
+        (section["name"], r["number"])
+        for section in summary.get("sections", ())
+        for r in section["rounds"]
+        if all(p["status"] in settled for p in r["pairings"])
+    }
 
 
 def _withdraw_unreachable(
@@ -291,8 +319,31 @@ def advance_for_match(
     if tournament_id is None:
         return
     report = advance_tournament(db, tournament_id, enqueue)
-    if report.scheduled or report.finished:
+    if report.needs_refit:
         refit_ratings(db, min_matches=min_matches)
+
+
+def advance_running_tournaments(
+    db: Database, enqueue: Enqueue, *, min_matches: int = 10
+) -> dict[int, AdvanceReport]:
+    """Advance every running tournament (the sweeper's pass), refitting if any moved.
+
+    Each advance normally follows its match's record; if a worker died between the two (or the
+    advance failed), the redelivered task finds the match finished and does nothing, so without
+    this pass the event would wait forever.
+    """
+    with db.session() as session:
+        ids = list(
+            session.scalars(
+                select(Tournament.id).where(Tournament.status == TournamentStatus.RUNNING)
+            )
+        )
+    reports = {
+        tournament_id: advance_tournament(db, tournament_id, enqueue) for tournament_id in ids
+    }
+    if any(r.needs_refit for r in reports.values()):
+        refit_ratings(db, min_matches=min_matches)
+    return reports
 
 
 def cancel_tournament(db: Database, tournament_id: int) -> list[int]:

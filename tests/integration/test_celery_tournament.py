@@ -1,0 +1,175 @@
+"""A whole tournament of real HTTP house bots through Celery, on this machine's Redis and
+PostgreSQL: the test only starts it; the workers play each match, and each recorded match's
+task advances the tournament and submits what became ready, until the event finishes."""
+
+from __future__ import annotations
+
+import io
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+import redis
+from arena_procs import Workers, house_bots, wait_until
+from conftest import _truncate
+from rich.console import Console
+from sqlalchemy import func, select
+
+from arena.db.models import (
+    Bot,
+    BotStats,
+    Match,
+    MatchResult,
+    MatchStatus,
+    RatingFit,
+    RatingHistory,
+    Tournament,
+    TournamentStatus,
+)
+from arena.db.session import Database
+from arena.executors import CeleryExecutor
+from arena.progress import standings_table
+from arena.replay import load_record, verify_record
+from arena.rules.ruleset import RuleSet
+from arena.services.bots import register_bot
+from arena.services.tournaments import create_tournament, load_plan, start_tournament
+from arena.settings import Settings, load_settings
+
+pytestmark = [pytest.mark.postgres, pytest.mark.redis]
+
+WORKER_ENV = {
+    "ARENA_ALLOW_LOOPBACK": "true",
+    "ARENA_LEASE_SECONDS": "10",
+    "ARENA_TASK_SOFT_TIME_LIMIT": "50",
+    "ARENA_TASK_TIME_LIMIT": "60",
+    "ARENA_VISIBILITY_TIMEOUT": "90",
+}
+RULES = RuleSet(target=100, best_of=1)
+KINDS = ["strong", "balanced", "greedy", "random"]
+FINISH_TIMEOUT = 180.0
+
+
+@pytest.fixture
+def pg_url(pg_server_url: str) -> str:
+    db = Database(pg_server_url)
+    _truncate(db)
+    db.dispose()
+    return pg_server_url
+
+
+@pytest.fixture
+def env(pg_url: str, redis_url: str) -> dict[str, str]:
+    return {**WORKER_ENV, "ARENA_DATABASE_URL": pg_url, "ARENA_BROKER_URL": redis_url}
+
+
+@pytest.fixture
+def settings(env: dict[str, str]) -> Settings:
+    return load_settings(env)
+
+
+@pytest.fixture
+def db(pg_url: str) -> Iterator[Database]:
+    database = Database(pg_url)
+    yield database
+    database.dispose()
+
+
+@pytest.fixture
+def workers(env: dict[str, str], tmp_path: Path) -> Iterator[Workers]:
+    pool = Workers(env, tmp_path)
+    try:
+        yield pool
+    finally:
+        pool.close()
+
+
+@pytest.fixture
+def executor(settings: Settings) -> Iterator[CeleryExecutor]:
+    ex = CeleryExecutor(settings)
+    yield ex
+    ex.close()
+
+
+def broker_drained(redis_url: str) -> bool:
+    """No task waiting in the queue and none delivered but unacknowledged."""
+    client = redis.Redis.from_url(redis_url)
+    try:
+        return client.llen("celery") == 0 and client.hlen("unacked") == 0
+    finally:
+        client.close()
+
+
+def tournament_status(db: Database, tournament_id: int) -> TournamentStatus:
+    with db.session() as s:
+        return s.get_one(Tournament, tournament_id).status
+
+
+@pytest.mark.parametrize(
+    ("format_name", "options", "matches"),
+    [("round_robin", {}, 6), ("double_elimination", {"reset": True}, (6, 7))],
+    ids=["round_robin", "double_elimination"],
+)
+def test_a_tournament_of_http_bots_runs_itself_through_celery(
+    db: Database,
+    workers: Workers,
+    executor: CeleryExecutor,
+    redis_url: str,
+    format_name: str,
+    options: dict[str, object],
+    matches: int | tuple[int, int],
+) -> None:
+    workers.start("t1", "t2", concurrency=3)
+    with house_bots(KINDS) as bots:
+        ids = [register_bot(db, name=b.info.name, owner="tests", url=b.url).bot_id for b in bots]
+        tid = create_tournament(
+            db,
+            name=f"celery {format_name}",
+            format_name=format_name,
+            options=options,
+            bot_ids=ids,
+            rules=RULES,
+            seed=2024,
+        )
+        started = start_tournament(db, tid, executor.submit)
+        wait_until(
+            lambda: tournament_status(db, tid) is TournamentStatus.FINISHED,
+            timeout=FINISH_TIMEOUT,
+            what=f"the {format_name} to finish",
+            explain=workers.logs,
+        )
+
+    with db.session() as s:
+        rows = list(s.scalars(select(Match).where(Match.tournament_id == tid)))
+        elo = {b.id: b.elo for b in s.scalars(select(Bot))}
+        stats = {st.bot_id: st for st in s.scalars(select(BotStats))}
+        fits = {f.bot_id: f for f in s.scalars(select(RatingFit))}
+        history = s.scalar(select(func.count()).select_from(RatingHistory))
+        results = s.scalar(select(func.count()).select_from(MatchResult))
+    expected = matches if isinstance(matches, tuple) else (matches,)
+    assert len(rows) in expected
+    assert {m.status for m in rows} == {MatchStatus.FINISHED}
+    assert len({m.match_key for m in rows}) == len(rows)  # each scheduled once
+    if format_name == "double_elimination":
+        # Only the first round was scheduled here; the workers scheduled the rest.
+        assert len(started.scheduled) == 2 < len(rows)
+    for m in rows:
+        assert verify_record(load_record(db, m.id)) == [], m.match_key
+    assert results == len(rows) and history == 2 * len(rows)
+    assert sum(elo.values()) == pytest.approx(1500.0 * len(ids))
+    assert sum(st.matches for st in stats.values()) == 2 * len(rows)
+    assert set(fits) == set(ids)  # refit by the worker that finished the event
+    assert sum(f.matches for f in fits.values()) == 2 * len(rows)
+
+    tournament, plan = load_plan(db, tid)
+    assert plan.finished and tournament.summary == plan.to_dict()
+    assert {s.participant for s in plan.standings} == {str(i) for i in ids}
+    if format_name == "round_robin":
+        assert all(s.played == 3 for s in plan.standings)
+    else:
+        assert plan.champion is not None
+    out = io.StringIO()
+    Console(file=out, width=120).print(standings_table(db, tid))
+    table = out.getvalue()
+    assert "(finished)" in table
+    assert all(b.info.name in table for b in bots)
+    wait_until(lambda: broker_drained(redis_url), timeout=30, what="the broker to drain")
