@@ -161,26 +161,34 @@ def cmd_demo(args: argparse.Namespace) -> int:
 
     settings = _settings()
     console = Console(stderr=True)
+
+    def serve(tournament_id: int) -> int:
+        # While the house bots still run: challenges made through the API can be played.
+        loopback = settings.replace(allow_loopback=True)
+        return _serve(loopback, args.host, args.port, console, tournament_id)
+
     try:
-        tournament_id = run_demo(
+        run_demo(
             settings,
             console,
             format_name=args.format,
             options=_options(args.option),
             rules=_rules(args),
             seed=args.seed,
+            then=None if args.no_serve else serve,
         )
     except FormatError as exc:
         raise UsageError(str(exc)) from None
-    if args.no_serve:
-        return 0
-    return _serve(
-        settings.replace(allow_loopback=True), args.host, args.port, console, tournament_id
-    )
+    return 0
 
 
 def _serve(
-    settings: Settings, host: str, port: int, console: Console, tournament_id: int | None
+    settings: Settings,
+    host: str,
+    port: int,
+    console: Console,
+    tournament_id: int | None,
+    threads: int = 8,
 ) -> int:
     """Serve the API and pages with a production WSGI server until interrupted."""
     from arena.api.server import serve
@@ -191,8 +199,19 @@ def _serve(
     else:
         console.print(f"serving {where}  (Ctrl-C to stop)")
     with contextlib.suppress(KeyboardInterrupt):
-        serve(settings, host=host, port=port)
+        serve(settings, host=host, port=port, threads=threads)
     return 0
+
+
+def cmd_serve(args: argparse.Namespace) -> int:
+    """Serve the API and pages (and, with the local executor, play submitted matches)."""
+    settings = _settings()
+    if settings.database_url.startswith("sqlite"):
+        # The embedded default creates its schema; other databases: `gin-arena db upgrade`.
+        _tournament_db(settings).dispose()
+    if args.threads < 1:
+        raise UsageError("--threads must be at least 1")
+    return _serve(settings, args.host, args.port, Console(stderr=True), None, args.threads)
 
 
 def _tournament_db(settings: Settings) -> Database:
@@ -490,6 +509,14 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--port", type=int, default=8000)
     _add_rules_options(p)
     p.set_defaults(func=cmd_demo)
+
+    p = sub.add_parser(
+        "serve", help="serve the REST API and pages; with the local executor, play matches too"
+    )
+    p.add_argument("--host", default="127.0.0.1")
+    p.add_argument("--port", type=int, default=8000)
+    p.add_argument("--threads", type=int, default=8, help="request threads (default 8)")
+    p.set_defaults(func=cmd_serve)
 
     tour = sub.add_parser("tournament", help="create, start, inspect or cancel tournaments")
     tsub = tour.add_subparsers(

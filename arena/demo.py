@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import multiprocessing
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from rich.console import Console
@@ -80,8 +80,13 @@ def run_demo(
     seed: int | None = None,
     bots: Sequence[tuple[str, str]] = DEMO_BOTS,
     timeout_s: float | None = None,
+    then: Callable[[int], object] | None = None,
 ) -> int:
-    """Run the demo tournament to the end; returns its id."""
+    """Run the demo tournament to the end and return its id.
+
+    ``then(tournament_id)`` runs before the house bots stop (the command serves the pages
+    there, so challenges made through the API can still be played against them).
+    """
     settings = settings.replace(allow_loopback=True)
     db = Database(settings.database_url)
     upgrade(db)
@@ -120,6 +125,8 @@ def run_demo(
         console.print(standings_table(db, tournament_id))
         if snap.counts["failed"]:
             console.print(f"[red]{snap.counts['failed']} match(es) failed[/]: see gin-arena replay")
+        if then is not None:
+            then(tournament_id)
         return tournament_id
     finally:
         child.terminate()

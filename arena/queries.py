@@ -458,12 +458,14 @@ def tournament_standings(db: Database, tournament_id: int) -> list[dict[str, Any
 
 
 def tournament_list(
-    db: Database, *, status: str | None = None, limit: int = 50
+    db: Database, *, status: str | None = None, limit: int = 50, before: int | None = None
 ) -> list[dict[str, Any]]:
-    """Tournaments, newest first."""
+    """Tournaments, newest first (``before``: only ids below it, the keyset cursor)."""
     query = select(Tournament)
     if status is not None:
         query = query.where(Tournament.status == status)
+    if before is not None:
+        query = query.where(Tournament.id < before)
     with db.session() as session:
         rows = session.scalars(query.order_by(Tournament.id.desc()).limit(limit)).all()
         return [

@@ -383,27 +383,24 @@ def _layoff_slots(defender: int, knocker_melds: Sequence[int]) -> list[list[tupl
         suit = first // SUIT_BITS
         lo_rank = first % SUIT_BITS
         hi_rank = meld.bit_length() - 1 - suit * SUIT_BITS
-        chains: list[tuple[int, int]] = []
-        chain = 0
-        for r in range(lo_rank - 1, -1, -1):
-            bit = 1 << (suit * SUIT_BITS + r)
-            if not defender & bit:
-                break
-            chain |= bit
-            chains.append((chain, idx))
-        if chains:
-            slots.append(chains)
-        chains = []
-        chain = 0
-        for r in range(hi_rank + 1, SUIT_BITS):
-            bit = 1 << (suit * SUIT_BITS + r)
-            if not defender & bit:
-                break
-            chain |= bit
-            chains.append((chain, idx))
-        if chains:
-            slots.append(chains)
+        for ranks in (range(lo_rank - 1, -1, -1), range(hi_rank + 1, SUIT_BITS)):
+            chains = _chain(defender, suit, ranks, idx)
+            if chains:
+                slots.append(chains)
     return slots
+
+
+def _chain(defender: int, suit: int, ranks: range, idx: int) -> list[tuple[int, int]]:
+    """Growing runs of defender cards outward from one end of a run: each is a lay-off."""
+    chains: list[tuple[int, int]] = []
+    chain = 0
+    for r in ranks:
+        bit = 1 << (suit * SUIT_BITS + r)
+        if not defender & bit:
+            break
+        chain |= bit
+        chains.append((chain, idx))
+    return chains
 
 
 def settle_layoffs(defender: int, knocker_melds: Sequence[int]) -> LayoffResult:

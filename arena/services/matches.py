@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
-from sqlalchemy import and_, or_, select, update
+from sqlalchemy import ColumnElement, and_, or_, select, update
 from sqlalchemy.orm import Session
 
 from arena.db.models import (
@@ -170,16 +170,21 @@ def match_status(db: Database, match_id: int) -> MatchStatus | None:
         return session.scalar(select(Match.status).where(Match.id == match_id))
 
 
+def _held_by(claim: Claim) -> tuple[ColumnElement[bool], ...]:
+    """The guard of every write a claim makes: the match is still running this attempt."""
+    return (
+        Match.id == claim.match_id,
+        Match.attempt == claim.attempt,
+        Match.status == MatchStatus.RUNNING,
+    )
+
+
 def renew_lease(db: Database, claim: Claim, *, lease_seconds: int) -> bool:
     """Extend the lease; False if this attempt has been fenced out (stop playing)."""
     with db.session() as session:
         result = session.execute(
             update(Match)
-            .where(
-                Match.id == claim.match_id,
-                Match.attempt == claim.attempt,
-                Match.status == MatchStatus.RUNNING,
-            )
+            .where(*_held_by(claim))
             .values(lease_expires_at=utcnow() + timedelta(seconds=lease_seconds))
         )
         return bool(result.rowcount)  # type: ignore[attr-defined]
@@ -190,11 +195,7 @@ def fail_match(db: Database, claim: Claim, error: str) -> bool:
     with db.session() as session:
         result = session.execute(
             update(Match)
-            .where(
-                Match.id == claim.match_id,
-                Match.attempt == claim.attempt,
-                Match.status == MatchStatus.RUNNING,
-            )
+            .where(*_held_by(claim))
             .values(
                 status=MatchStatus.FAILED,
                 error=error[:4000],
@@ -249,11 +250,7 @@ def record_match_result(
     with db.session() as session:
         guarded = session.execute(
             update(Match)
-            .where(
-                Match.id == claim.match_id,
-                Match.attempt == claim.attempt,
-                Match.status == MatchStatus.RUNNING,
-            )
+            .where(*_held_by(claim))
             .values(
                 status=MatchStatus.FINISHED,
                 winner=winner,

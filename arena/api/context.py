@@ -1,0 +1,105 @@
+"""What a running app holds: its settings, its database and how it submits matches.
+
+:func:`create_app <arena.api.create_app>` builds one :class:`ArenaContext` and keeps it in
+``app.extensions``; views reach it with :func:`arena_context`. Nothing is global: two apps in
+one process (tests) never share a database or a cache.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections import OrderedDict
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+
+from flask import current_app
+from prometheus_client import CollectorRegistry
+
+from arena.db.session import Database
+from arena.protocol.urlguard import Resolver
+from arena.settings import Settings
+
+__all__ = [
+    "EXTENSION",
+    "ArenaContext",
+    "BytesCache",
+    "CachedBody",
+    "Enqueue",
+    "arena_context",
+]
+
+EXTENSION = "gin_arena"
+
+#: Submits match ids to the executor, after the transaction that created them committed.
+Enqueue = Callable[[Iterable[int]], None]
+
+
+@dataclass(frozen=True, slots=True)
+class CachedBody:
+    """An encoded body, its gzip form (for large bodies) and its ETag."""
+
+    etag: str
+    body: bytes
+    gzipped: bytes | None
+
+
+class BytesCache:
+    """A small thread-safe LRU of encoded bodies of immutable resources (finished replays)."""
+
+    def __init__(self, size: int) -> None:
+        self._size = size
+        self._items: OrderedDict[object, CachedBody] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def get(self, key: object) -> CachedBody | None:
+        with self._lock:
+            item = self._items.get(key)
+            if item is not None:
+                self._items.move_to_end(key)
+            return item
+
+    def put(self, key: object, item: CachedBody) -> None:
+        with self._lock:
+            self._items[key] = item
+            self._items.move_to_end(key)
+            while len(self._items) > self._size:
+                self._items.popitem(last=False)
+
+
+@dataclass
+class ArenaContext:
+    """The app's collaborators (see the module docstring)."""
+
+    settings: Settings
+    db: Database
+    enqueue: Enqueue
+    #: Whether the app made ``db`` (and so disposes of it in :meth:`close`).
+    owns_db: bool = False
+    #: Host resolution for bot URL checks (None: the system resolver).
+    resolver: Resolver | None = None
+    replays: BytesCache = field(default_factory=lambda: BytesCache(32))
+    #: Tournament details, brackets and standings by fingerprint (see arena.api.versions).
+    tournaments: BytesCache = field(default_factory=lambda: BytesCache(128))
+    closers: list[Callable[[], None]] = field(default_factory=list)
+    metrics: CollectorRegistry = field(default_factory=CollectorRegistry)
+
+    def __getitem__(self, name: str) -> object:
+        """Mapping-style access (``extensions["gin_arena"]["db"]``) for the web pages."""
+        if name not in ("db", "settings", "enqueue"):
+            raise KeyError(name)
+        value: object = getattr(self, name)
+        return value
+
+    def close(self) -> None:
+        """Release what the app opened (database pool, broker connections)."""
+        for close in reversed(self.closers):
+            close()
+        self.closers.clear()
+        if self.owns_db:
+            self.db.dispose()
+
+
+def arena_context() -> ArenaContext:
+    """The context of the app handling the current request."""
+    context: ArenaContext = current_app.extensions[EXTENSION]
+    return context

@@ -1,0 +1,114 @@
+"""``gin-arena serve``: the API (and pages) under waitress, a production WSGI server.
+
+Waitress runs the app in threads of one process, which fits the embedded default: the
+:class:`~arena.executors.LocalExecutor` runs alongside in the same command (its worker
+processes play the matches), and the app submits new matches to it directly. With Celery the
+app submits to the broker and no executor runs here. For more API throughput run several
+``gin-arena serve`` processes (or gunicorn with ``arena.api:create_app()``) behind a proxy,
+with ``ARENA_RATE_LIMIT_STORAGE`` on Redis so they share rate-limit counters.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import signal
+import threading
+from collections.abc import Callable
+from types import FrameType
+from typing import Any
+
+from waitress import wasyncore  # type: ignore[import-untyped, unused-ignore]
+from waitress.server import create_server  # type: ignore[import-untyped, unused-ignore]
+
+from arena.api.app import close_app, create_app
+from arena.settings import Settings
+
+__all__ = ["ApiServer", "serve"]
+
+log = logging.getLogger(__name__)
+
+#: Waitress worker threads: requests served at once (bot checks block one for seconds).
+THREADS = 8
+
+
+class ApiServer:
+    """A started-on-``run()`` waitress server for the app, with its executor (if local)."""
+
+    def __init__(
+        self,
+        settings: Settings,
+        host: str = "127.0.0.1",
+        port: int = 8000,
+        *,
+        threads: int = THREADS,
+        with_executor: bool = True,
+    ) -> None:
+        self.executor: Any = None
+        if with_executor and settings.executor_kind == "local":
+            from arena.executors import LocalExecutor  # noqa: PLC0415 - spawns processes
+
+            self.executor = LocalExecutor(settings)
+        enqueue: Callable[..., None] | None = (
+            None if self.executor is None else self.executor.submit
+        )
+        self.app = create_app(settings, enqueue=enqueue)
+        self._server: Any = create_server(
+            self.app,
+            host=host,
+            port=port,
+            threads=threads,
+            ident="gin-arena",
+            clear_untrusted_proxy_headers=True,
+        )
+        self.port: int = int(self._server.effective_port)
+        self._closed = False
+        self.host = host
+
+    @property
+    def url(self) -> str:
+        return f"http://{self.host}:{self.port}"
+
+    def run(self) -> None:
+        """Serve until :meth:`stop` (or an interrupt); then release everything."""
+        try:
+            self._server.run()
+        finally:
+            self.close()
+
+    def stop(self) -> None:
+        """Make :meth:`run` return; safe from another thread (the loop shuts itself down)."""
+        server = self._server
+
+        def shutdown() -> None:  # runs in the server's loop thread
+            server.task_dispatcher.shutdown()
+            wasyncore.close_all(server._map)
+
+        with contextlib.suppress(OSError):  # already closed
+            server.trigger.pull_trigger(shutdown)
+
+    def close(self) -> None:
+        if self._closed:
+            return
+        self._closed = True
+        self._server.task_dispatcher.shutdown()
+        wasyncore.close_all(self._server._map)
+        close_app(self.app)
+        if self.executor is not None:
+            self.executor.close()
+            self.executor = None
+
+
+def serve(
+    settings: Settings, host: str = "127.0.0.1", port: int = 8000, *, threads: int = THREADS
+) -> None:
+    """Serve the API until interrupted (Ctrl-C or SIGTERM)."""
+    server = ApiServer(settings, host, port, threads=threads)
+    log.info("serving on %s", server.url)
+    if threading.current_thread() is threading.main_thread():
+
+        def on_term(_signum: int, _frame: FrameType | None) -> None:
+            raise KeyboardInterrupt
+
+        signal.signal(signal.SIGTERM, on_term)
+    server.run()

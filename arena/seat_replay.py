@@ -1,0 +1,135 @@
+"""One seat's side of a finished match: every ``/act`` request the bot was sent and its answer.
+
+The stored record keeps each deal's deck and actions, not the requests. This module replays
+every deal through the rules engine (``new_deal``, ``observe``, ``apply``) and rebuilds each
+request with :func:`arena.protocol.wire.act_request`, exactly as the match runner and the HTTP
+player made it: the same request ids, scores, games won, and ``previous_deal`` at the bot's
+first request of each deal, and the deal a forfeit cut short up to the forfeit. Each step
+pairs the request with what the bot answered (or the fault and the fallback played for it)
+and how long it took.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
+from typing import Any
+
+import msgspec
+
+from arena.players import Turn
+from arena.protocol.wire import PROTOCOL_VERSION, StartRequest, act_request
+from arena.rules.actions import Action
+from arena.rules.game import add_deal
+from arena.rules.hand import DealResult, apply, new_deal
+from arena.rules.observation import observe
+from arena.rules.record import parse_deck
+from arena.rules.ruleset import RuleSet
+from arena.rules.scoring import GameScore
+
+__all__ = ["SeatReplayError", "seat_replay"]
+
+SEATS = ("a", "b")
+
+
+class SeatReplayError(ValueError):
+    """The record does not replay (it was edited, or it is not a match record)."""
+
+
+def _games(
+    record: Mapping[str, Any],
+) -> Iterator[tuple[int, str | None, list[Mapping[str, Any]]]]:
+    """Each game's index, winner and deals in play order; the deal a forfeit cut short last."""
+    for game in record["games"]:
+        yield int(game["index"]), game["winner"], list(game["hands"])
+    unfinished = record.get("unfinished_game")
+    interrupted = record.get("interrupted_deal")
+    hands = list(unfinished["hands"]) if unfinished else []
+    if interrupted:
+        hands.append(interrupted)
+    if hands:
+        yield len(record["games"]), None, hands
+
+
+def seat_replay(record: Mapping[str, Any], seat: str, *, game: int | None = None) -> dict[str, Any]:
+    """The requests seat ``seat`` (``"a"``/``"b"``) was sent and its answers, in order.
+
+    ``game`` keeps only that game's steps (the requests are rebuilt from the start either way,
+    since scores and request ids depend on what came before).
+    """
+    if seat not in SEATS:
+        raise ValueError(f"seat must be 'a' or 'b', not {seat!r}")
+    me = SEATS.index(seat)
+    rules = RuleSet.from_dict(record["rules"])
+    rules_dict = rules.to_dict()
+    match_id = str(record["match_id"])
+    players = record["players"]
+    faults = iter([f for f in record.get("faults", []) if f.get("seat") == seat])
+    steps: list[dict[str, Any]] = []
+    requests = 0
+    games_won = [0, 0]
+    try:
+        for index, winner, hands in _games(record):
+            score = GameScore()
+            previous: DealResult | None = None
+            for hand in hands:
+                deal = int(hand["index"])
+                dealer = SEATS.index(hand["dealer"]) if isinstance(hand["dealer"], str) else 0
+                state = new_deal(rules, dealer, deck=parse_deck(hand["deck"]))
+                told = [False, False]
+                for entry in hand["actions"]:
+                    actor, action = int(entry[0]), Action.from_dict(entry[1])
+                    requests += 1
+                    if actor == me and (game is None or game == index):
+                        turn = Turn(
+                            observe(state, me), match_id, index, deal,
+                            f"{match_id}-r{requests}", rules, score.points,
+                            (games_won[0], games_won[1]), rules.deadline_ms,
+                            None if told[me] else previous,
+                        )  # fmt: skip
+                        steps.append(_step(turn, rules_dict, entry, action, faults))
+                    told[actor] = True
+                    state = apply(state, action)
+                if state.result is None:
+                    if hand is record.get("interrupted_deal"):
+                        break  # a forfeit cut it short
+                    raise SeatReplayError(f"game {index} deal {deal} does not reach its end")
+                score = add_deal(rules, score, state.result)
+                previous = state.result
+            if winner is not None:
+                games_won[SEATS.index(winner)] += 1
+    except (KeyError, IndexError, TypeError, ValueError) as exc:
+        if isinstance(exc, SeatReplayError):
+            raise
+        raise SeatReplayError(f"the record does not replay: {exc!r}") from None
+    start = StartRequest(PROTOCOL_VERSION, match_id, str(players[SEATS[1 - me]]), rules_dict)
+    return {
+        "seat": seat,
+        "bot": players[seat],
+        "opponent": players[SEATS[1 - me]],
+        "start": msgspec.to_builtins(start),
+        "steps": steps,
+    }
+
+
+def _step(
+    turn: Turn,
+    rules_dict: dict[str, Any],
+    entry: list[Any],
+    action: Action,
+    faults: Iterator[Mapping[str, Any]],
+) -> dict[str, Any]:
+    fault_kind = entry[3] if len(entry) > 3 else None
+    fault = None
+    if fault_kind is not None:
+        found = next(faults, None)
+        detail = found.get("detail", "") if found else ""
+        fault = {"kind": fault_kind, "detail": detail}
+    return {
+        "game": turn.game,
+        "deal": turn.deal,
+        "request": msgspec.to_builtins(act_request(turn, rules_dict)),
+        "answer": None if fault else action.to_dict(),
+        "fault": fault,
+        "applied": action.to_dict(),
+        "latency_ms": float(entry[2]),
+    }

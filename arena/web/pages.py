@@ -1,0 +1,244 @@
+"""The page views: leaderboard, bots, matches (with the replay viewer) and tournaments.
+
+Each view reads through :mod:`arena.queries` (nothing here writes), shapes the result for its
+template and renders it. A match's deals (its seed, replay and fault details) stay hidden while
+a match on the same deals is still to be played, as in the API (:mod:`arena.embargo`).
+Unknown ids give the 404 page, bad query parameters the 400 page, and any failure a 500 page
+without internals (the exception goes to the log).
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Mapping
+from typing import Any
+
+from flask import Blueprint, abort, render_template, request
+from werkzeug.exceptions import HTTPException, InternalServerError
+
+from arena import queries
+from arena.db.models import MatchStatus
+from arena.embargo import match_deals_public, redact_bracket
+from arena.replay import MatchNotFoundError
+from arena.web.context import database
+from arena.web.present import HELPERS, rating_scale
+from arena.web.replay_steps import build_replay
+
+__all__ = ["REFRESH_SECONDS", "bp", "error_page"]
+
+log = logging.getLogger(__name__)
+
+#: How often a live page (a running tournament or match) reloads itself.
+REFRESH_SECONDS = 5
+
+bp = Blueprint(
+    "web", __name__, template_folder="templates", static_folder="static", static_url_path="/assets"
+)
+
+
+@bp.context_processor
+def _helpers() -> dict[str, Any]:
+    return HELPERS
+
+
+def error_page(error: HTTPException) -> tuple[str, int]:
+    """The page for an HTTP error: its status, title and a plain explanation, nothing more."""
+    code = error.code or 500
+    if code >= 500:
+        message = "Something went wrong on our side. The error has been logged."
+    else:
+        message = error.description or ""
+    return render_template("web/error.html", code=code, title=error.name, message=message), code
+
+
+@bp.errorhandler(Exception)
+def _failed(error: Exception) -> tuple[str, int]:
+    """Every error of a page view becomes a page (handled here, so an app-wide JSON handler
+    for the API never answers a browser with problem+json)."""
+    if isinstance(error, HTTPException):
+        return error_page(error)
+    log.error("page %s failed", request.path, exc_info=error)
+    return error_page(InternalServerError())
+
+
+def _int_arg(name: str) -> int | None:
+    raw = request.args.get(name)
+    if raw in (None, ""):
+        return None
+    try:
+        value = int(raw)
+    except ValueError:
+        abort(400, description=f"{name} must be a whole number, not {raw!r}.")
+    if value < 1:
+        abort(400, description=f"{name} must be positive.")
+    return value
+
+
+# --- leaderboard ----------------------------------------------------------------------------
+
+
+@bp.get("/")
+def leaderboard() -> str:
+    db = database()
+    everyone = request.args.get("all") == "1"
+    rows = queries.leaderboard(db, include_inactive=everyone)
+    recent, _ = queries.list_matches(db, limit=10)
+    return render_template(
+        "web/leaderboard.html",
+        rows=rows,
+        scale=rating_scale(rows),
+        everyone=everyone,
+        matches=recent,
+        tournaments=queries.tournament_list(db, limit=6),
+    )
+
+
+# --- bots -----------------------------------------------------------------------------------
+
+
+@bp.get("/bots/<int:bot_id>")
+def bot(bot_id: int) -> str:
+    db = database()
+    detail = queries.bot_detail(db, bot_id, history=100)
+    if detail is None:
+        abort(404, description=f"There is no bot {bot_id}.")
+    recent, more = queries.list_matches(db, bot_id=bot_id, limit=20)
+    return render_template(
+        "web/bot.html", bot=detail, stats=detail["statistics"], matches=recent, more=more
+    )
+
+
+# --- matches --------------------------------------------------------------------------------
+
+
+@bp.get("/matches")
+def matches() -> str:
+    db = database()
+    bot_id = _int_arg("bot")
+    tournament_id = _int_arg("tournament")
+    before = _int_arg("before")
+    status = request.args.get("status") or None
+    if status is not None and status not in {s.value for s in MatchStatus}:
+        allowed = ", ".join(s.value for s in MatchStatus)
+        abort(400, description=f"status must be one of {allowed}.")
+    page, cursor = queries.list_matches(
+        db, bot_id=bot_id, tournament_id=tournament_id, status=status, before=before, limit=50
+    )
+    filters = {"bot": bot_id, "tournament": tournament_id, "status": status}
+    return render_template(
+        "web/matches.html",
+        matches=page,
+        cursor=cursor,
+        filters={k: v for k, v in filters.items() if v is not None},
+        bot_name=_bot_name(bot_id),
+        first_page=before is None,
+    )
+
+
+def _bot_name(bot_id: int | None) -> str | None:
+    if bot_id is None:
+        return None
+    detail = queries.bot_detail(database(), bot_id, history=0)
+    return None if detail is None else str(detail["name"])
+
+
+@bp.get("/matches/<int:match_id>")
+def match(match_id: int) -> str:
+    db = database()
+    detail = queries.match_detail(db, match_id)
+    if detail is None:
+        abort(404, description=f"There is no match {match_id}.")
+    names = {seat: detail["bots"][seat]["name"] for seat in ("a", "b")}
+    record: dict[str, Any] | None = None
+    replay: dict[str, Any] | None = None
+    # The deals (seed, replay, anything naming a card) stay secret while a match on the same
+    # deals, its duplicate twin, is still to be played: they would help a bot in it.
+    embargoed = not match_deals_public(db, detail)
+    if embargoed:
+        detail["seed"] = None
+        detail["faults"] = [{**f, "detail": "", "fallback": None} for f in detail["faults"]]
+    elif detail["status"] == MatchStatus.FINISHED.value:
+        try:
+            record = queries.match_replay(db, match_id)
+        except MatchNotFoundError:
+            record = None
+        if record is not None:
+            replay = build_replay(record, names)
+    live = detail["status"] in (MatchStatus.PENDING.value, MatchStatus.RUNNING.value)
+    return render_template(
+        "web/match.html",
+        m=detail,
+        games=_games(detail, record),
+        unfinished=None if record is None else record.get("unfinished_game"),
+        faults=_faults(detail["faults"], replay),
+        misknocks=[] if record is None else record.get("misknocks", []),
+        replay=replay,
+        embargoed=embargoed and detail["status"] == MatchStatus.FINISHED.value,
+        refresh=REFRESH_SECONDS if live else None,
+    )
+
+
+def _games(detail: Mapping[str, Any], record: Mapping[str, Any] | None) -> list[dict[str, Any]]:
+    """The stored games with the record's bonuses (game, box) and hands won merged in."""
+    extra = {g["index"]: g for g in (record or {}).get("games", [])}
+    out = []
+    for game in detail["games"]:
+        more = extra.get(game["index"], {})
+        out.append(
+            {
+                **game,
+                "game_bonus": more.get("game_bonus"),
+                "box_bonus": more.get("box_bonus"),
+                "hands_won": more.get("hands_won"),
+            }
+        )
+    return out
+
+
+def _faults(faults: list[dict[str, Any]], replay: Mapping[str, Any] | None) -> list[dict[str, Any]]:
+    """Faults with the replay position where each happened (when the viewer has it)."""
+    links = (replay or {}).get("fault_steps", {})
+    return [{**f, "anchor": links.get(i)} for i, f in enumerate(faults)]
+
+
+# --- tournaments ----------------------------------------------------------------------------
+
+
+@bp.get("/tournaments")
+def tournaments() -> str:
+    db = database()
+    status = request.args.get("status") or None
+    allowed = ("created", "running", "finished", "cancelled")
+    if status is not None and status not in allowed:
+        abort(400, description=f"status must be one of {', '.join(allowed)}.")
+    return render_template(
+        "web/tournaments.html",
+        tournaments=queries.tournament_list(db, status=status, limit=200),
+        status=status,
+    )
+
+
+@bp.get("/tournaments/<int:tournament_id>")
+def tournament(tournament_id: int) -> str:
+    db = database()
+    detail = queries.tournament_detail(db, tournament_id)
+    if detail is None:
+        abort(404, description=f"There is no tournament {tournament_id}.")
+    # Match seeds decide deals: never on a page while any of them could still be played.
+    bracket = redact_bracket(queries.tournament_bracket(db, tournament_id) or {"sections": []})
+    standings = queries.tournament_standings(db, tournament_id) or []
+    page, _ = queries.list_matches(db, tournament_id=tournament_id, limit=500)
+    statuses = {m["id"]: m["status"] for m in page}
+    tiebreaks = list(standings[0]["tiebreaks"]) if standings else []
+    total = sum(detail["matches"].values())
+    return render_template(
+        "web/tournament.html",
+        t=detail,
+        bracket=bracket,
+        standings=standings,
+        tiebreaks=tiebreaks,
+        statuses=statuses,
+        done=detail["matches"].get("finished", 0),
+        total=total,
+        refresh=REFRESH_SECONDS if detail["status"] == "running" else None,
+    )

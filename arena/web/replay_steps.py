@@ -1,0 +1,349 @@
+"""The replay viewer's data: every position of every deal, rebuilt through the rules engine.
+
+:func:`build_replay` takes a stored match record (``arena.replay.load_record``) and replays each
+deal's log with :func:`arena.rules.replay_deal`, so what the viewer shows is what the engine
+computes from the deck and the actions, not what a writer once stored. Each step is the state
+after one action: both hands (omniscient, arranged into melds and deadwood), the discard pile's
+top, the stock count, who acts next, and the action that led there with its latency and any
+fault and fallback. The last step of a deal carries the showdown (melds, lay-offs, deadwood,
+points); the deal a forfeit cut short (``interrupted_deal``) replays up to the forfeit. A deal
+that does not replay keeps the steps it reached and says why.
+
+The output is JSON-ready and compact (cards as two-character strings); the page embeds it.
+
+>>> from arena.rules import RuleSet
+>>> deck = ("As Ad 2s 2d 3s 3d 4s 4d 5s 5d 6s 6d 7s 7d 8s 8d 9s 9d Kc Kd Qh Ts Ac 2c 3c 4c"
+...         " 5c 6c 7c 8c 9c Tc Jc Qc Td Jd Qd Ah 2h 3h 4h 5h 6h 7h 8h 9h Th Jh Kh Js Qs Ks")
+>>> actions = [[1, {"action": "pass"}, 1.5], [0, {"action": "pass"}, 2.0, "timeout"],
+...            [1, {"action": "draw_stock"}, 1.0], [1, {"action": "knock", "card": "Kc"}, 1.0]]
+>>> hand = {"index": 0, "dealer": "a", "deck": deck, "actions": actions}
+>>> record = {"rules": RuleSet(target=50).to_dict(), "games": [{"index": 0, "hands": [hand]}],
+...     "faults": [{"seat": "a", "kind": "timeout", "detail": "no reply", "game": 0, "deal": 0,
+...                 "fallback": {"action": "pass"}, "latency_ms": 2.0}]}
+>>> deal = build_replay(record, {"a": "alpha", "b": "beta"})["deals"][0]
+>>> [s["stock"] for s in deal["steps"]]
+[31, 31, 31, 30, 30]
+>>> deal["steps"][2]["action"]["fault"]
+{'kind': 'timeout', 'detail': 'no reply', 'fallback': 'pass', 'n': 0}
+>>> deal["steps"][-1]["action"]["text"], deal["result"]["outcome"], deal["result"]["points"]
+('goes gin, discarding K♣ face down', 'gin', 35)
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Iterator, Mapping, Sequence
+from typing import Any
+
+from arena.cards import Card, mask_to_cards
+from arena.rules.actions import ActionError, Phase
+from arena.rules.hand import EventKind, HandEvent, HandState
+from arena.rules.melds import best_arrangements
+from arena.rules.record import DealRecord, ReplayError, replay_deal
+from arena.rules.ruleset import RuleSet, RuleSetError
+from arena.rules.scoring import HandResult
+
+__all__ = ["anchor", "build_replay", "deal_steps"]
+
+SEATS = ("a", "b")
+
+_PHASES = {
+    Phase.FIRST_UPCARD: "first upcard",
+    Phase.DRAW: "draw",
+    Phase.DISCARD: "discard",
+    Phase.MISKNOCK_RESPONSE: "answer the misknock",
+    Phase.LAST_CHANCE: "last chance",
+    Phase.DONE: "over",
+}
+
+
+_PASSES = {
+    Phase.FIRST_UPCARD: "passes on the upcard",
+    Phase.LAST_CHANCE: "passes on the last discard",
+}
+
+
+_SYMBOLS = {"c": "\u2663", "d": "\u2666", "h": "\u2665", "s": "\u2660"}
+
+
+def _card(card: int) -> str:
+    return str(Card(card))
+
+
+def _said(card: int) -> str:
+    """A card as text reads in a sentence: ``10♦``, ``Q♠``."""
+    text = str(Card(card))
+    return ("10" if text[0] == "T" else text[0]) + _SYMBOLS[text[1]]
+
+
+def _sorted(cards: Sequence[int]) -> list[str]:
+    """Cards in display order: by suit, then rank (ace low)."""
+    return [_card(c) for c in sorted(cards, key=lambda c: (c // 13, c % 13))]
+
+
+def _by_rank(cards: Sequence[int]) -> list[str]:
+    return [_card(c) for c in sorted(cards, key=lambda c: (c % 13, c // 13))]
+
+
+def _arranged(mask: int) -> dict[str, Any]:
+    """A hand laid out the way a player would: best melds (lowest first), then deadwood by rank."""
+    if not mask:
+        return {"melds": [], "deadwood": [], "dw": 0}
+    best = best_arrangements(mask)[0]
+    melds = sorted((mask_to_cards(m) for m in best.melds), key=lambda m: min(c % 13 for c in m))
+    return {
+        "melds": [_sorted(m) for m in melds],
+        "deadwood": _by_rank(mask_to_cards(best.deadwood_cards)),
+        "dw": best.deadwood,
+    }
+
+
+def _event_text(event: HandEvent, before: HandState) -> str:
+    """One event in words, from the actor's side (``before`` is the state it acted in)."""
+    card = "" if event.card is None else _said(event.card)
+    kind = event.kind
+    if kind is EventKind.PASS:
+        return _PASSES.get(before.phase, "passes")
+    texts = {
+        EventKind.TAKE_DISCARD: f"takes {card} from the discard pile",
+        EventKind.DRAW_STOCK: f"draws {card} from the stock",
+        EventKind.DISCARD: f"discards {card}",
+        EventKind.KNOCK: f"knocks, discarding {card} face down",
+        EventKind.GIN: f"goes gin, discarding {card} face down",
+        EventKind.BIG_GIN: "goes big gin with all eleven cards melded",
+        EventKind.MISKNOCK: f"misknocks with {card}: {event.deadwood} deadwood is over the limit",
+        EventKind.ACCEPT_KNOCK: "accepts the knock",
+        EventKind.OPEN_HAND: "refuses the misknock (the misknocker plays on, hand exposed)",
+        EventKind.DEAD: "dead hand: the stock is exhausted",
+    }
+    return texts[kind]
+
+
+def _describe(before: HandState, after: HandState) -> tuple[str, dict[str, Any] | None, str | None]:
+    """What one action did (text), any misknock it made, and the card that joined a hand."""
+    new = after.events[len(before.events) :]
+    texts: list[str] = []
+    misknock = None
+    joined = None
+    for event in new:
+        if event.kind is EventKind.DEAD and len(new) > 1:
+            continue  # the discard or pass that ended it is the action; the end is the outcome
+        texts.append(_event_text(event, before))
+        if event.kind is EventKind.MISKNOCK:
+            misknock = {
+                "seat": SEATS[event.seat],
+                "card": None if event.card is None else _card(event.card),
+                "deadwood": event.deadwood,
+                "limit": before.knock_limit,
+            }
+        if event.kind in (EventKind.DRAW_STOCK, EventKind.TAKE_DISCARD) and event.card is not None:
+            joined = _card(event.card)
+    return "; ".join(texts), misknock, joined
+
+
+def _position(state: HandState, arranged: dict[int, dict[str, Any]]) -> dict[str, Any]:
+    """What the board shows for one state (``arranged`` memoises hand layouts by mask: the
+    hand of the player not acting repeats from step to step)."""
+    hands = {}
+    for seat in (0, 1):
+        mask = state.hands[seat]
+        if mask not in arranged:
+            arranged[mask] = _arranged(mask)
+        hands[SEATS[seat]] = arranged[mask]
+    top = state.discard_top
+    out: dict[str, Any] = {
+        "hands": hands,
+        "top": None if top is None else _card(top),
+        "pile": len(state.discards),
+        "stock": state.stock_count,
+        "phase": _PHASES[state.phase],
+        "to_act": None if state.is_over else SEATS[state.to_act],
+    }
+    # Only when there is something to show: most steps have neither.
+    if state.known[0] or state.known[1]:
+        out["known"] = {SEATS[s]: _sorted(mask_to_cards(state.known[s])) for s in (0, 1)}
+    if state.exposed[0] or state.exposed[1]:
+        out["exposed"] = {SEATS[s]: state.exposed[s] for s in (0, 1)}
+    return out
+
+
+def _showdown(state: HandState) -> dict[str, Any] | None:
+    """The end of the deal: outcome, who won what, melds, lay-offs and deadwood."""
+    deal = state.result
+    if deal is None:
+        return None
+    h: HandResult = deal.result
+    knocker = deal.knocker
+    out: dict[str, Any] = {
+        "outcome": h.outcome.value,
+        "winner": None if deal.winner is None else SEATS[deal.winner],
+        "points": h.points,
+        "multiplier": h.multiplier,
+        "knocker": None if knocker is None else SEATS[knocker],
+        "penalties": {"a": deal.penalties[0], "b": deal.penalties[1]},
+        "misknocks": [
+            {"seat": SEATS[m.seat], "card": _card(m.card), "deadwood": m.deadwood}
+            for m in deal.misknocks
+        ],
+    }
+    if knocker is None:
+        out["hands"] = {SEATS[s]: _sorted(deal.hands[s]) for s in (0, 1)}
+        return out
+    knocker_melds = [_sorted(m) for m in h.knocker_melds]
+    layoffs: list[list[Card]] = [[] for _ in knocker_melds]
+    for lay in h.layoffs:
+        layoffs[lay.meld_index].append(lay.card)
+    out.update(
+        knocker_deadwood=h.knocker_deadwood,
+        defender_deadwood=h.defender_deadwood,
+        knocker_melds=[
+            {"cards": m, "layoffs": _sorted(lays)}
+            for m, lays in zip(knocker_melds, layoffs, strict=True)
+        ],
+        knocker_deadwood_cards=_by_rank(h.knocker_deadwood_cards),
+        defender_melds=[_sorted(m) for m in h.defender_melds],
+        defender_deadwood_cards=_by_rank(h.defender_deadwood_cards),
+    )
+    return out
+
+
+def _fault_queue(
+    faults: Sequence[Mapping[str, Any]], game: int, deal: int
+) -> dict[str, list[tuple[int, Mapping[str, Any]]]]:
+    """This deal's faults by seat, in order, with their index in the match's fault list."""
+    queue: dict[str, list[tuple[int, Mapping[str, Any]]]] = {"a": [], "b": []}
+    for i, f in enumerate(faults):
+        if f.get("game") == game and f.get("deal") == deal and f.get("seat") in queue:
+            queue[f["seat"]].append((i, f))
+    return queue
+
+
+def _action_text(raw: Mapping[str, Any]) -> str:
+    kind = raw.get("action", "?")
+    card = raw.get("card")
+    return f"{kind} {card}" if card else str(kind)
+
+
+def deal_steps(
+    rules: RuleSet,
+    hand: Mapping[str, Any],
+    *,
+    game: int = 0,
+    faults: Sequence[Mapping[str, Any]] = (),
+    interrupted: bool = False,
+) -> dict[str, Any]:
+    """One deal's steps (see the module docstring); ``error`` is set if it does not replay.
+
+    An ``interrupted`` deal (one a forfeit cut short) replays up to its last action and has no
+    result; any other deal must replay to its end.
+    """
+    steps: list[dict[str, Any]] = []
+    deal_index = int(hand.get("index", 0))
+    queue = _fault_queue(faults, game, deal_index)
+    error = None
+    final: HandState | None = None
+    limit: int | None = None
+    arranged: dict[int, dict[str, Any]] = {}
+    try:
+        record = DealRecord.from_dict(rules, hand)
+        entries = list(hand["actions"])
+        states: Iterator[HandState] = replay_deal(record)
+        if interrupted:  # stop at the last action: the end-of-deal check does not apply
+            states = itertools.islice(states, len(entries) + 1)
+        previous = next(states)
+        limit = previous.knock_limit
+        upcard = _said(previous.upcard)
+        steps.append(
+            {
+                **_position(previous, arranged),
+                "action": {"seat": None, "text": f"the deal: ten cards each, upcard {upcard}"},
+            }
+        )
+        for i, state in enumerate(states):
+            entry = entries[i]
+            seat = SEATS[int(entry[0])]
+            text, misknock, joined = _describe(previous, state)
+            action: dict[str, Any] = {
+                "seat": seat,
+                "text": text,
+                "kind": entry[1].get("action"),
+                "latency": None if len(entry) < 3 else entry[2],
+            }
+            if len(entry) > 3 and entry[3]:
+                n, found = queue[seat].pop(0) if queue[seat] else (None, {})
+                fallback = found.get("fallback")
+                action["fault"] = {
+                    "kind": entry[3],
+                    "detail": found.get("detail", ""),
+                    "fallback": _action_text(fallback) if fallback else _action_text(entry[1]),
+                    "n": n,
+                }
+            if misknock is not None:
+                action["misknock"] = misknock
+            step = {**_position(state, arranged), "action": action}
+            if joined is not None:
+                step["joined"] = joined
+            steps.append(step)
+            previous = state
+        final = None if interrupted else previous
+    except (ReplayError, ActionError, RuleSetError, ValueError, KeyError, TypeError) as exc:
+        error = f"this deal does not replay: {exc}"
+    result = None if final is None else _showdown(final)
+    if result is not None and steps:
+        steps[-1]["showdown"] = result
+    return {
+        "game": game,
+        "deal": deal_index,
+        "dealer": hand.get("dealer"),
+        "limit": limit,
+        "steps": steps,
+        "result": result,
+        "error": error,
+        "actions": len(hand.get("actions", [])),
+    }
+
+
+def build_replay(record: Mapping[str, Any], names: Mapping[str, str | None]) -> dict[str, Any]:
+    """The whole match for the viewer: player names, rules summary and every deal's steps."""
+    try:
+        rules = RuleSet.from_dict(record["rules"])
+    except (RuleSetError, KeyError, TypeError) as exc:
+        error = f"the rule set does not load: {exc}"
+        return {"names": dict(names), "deals": [], "fault_steps": {}, "error": error}
+    faults = record.get("faults") or []
+    deals: list[dict[str, Any]] = []
+    games = list(record.get("games") or [])
+    for game in games:
+        for hand in game.get("hands", []):
+            deal = deal_steps(rules, hand, game=int(game["index"]), faults=faults)
+            deals.append(deal)
+    unfinished = record.get("unfinished_game")
+    if unfinished:
+        for hand in unfinished.get("hands", []):
+            deal = deal_steps(rules, hand, game=len(games), faults=faults)
+            deal["unfinished"] = True
+            deals.append(deal)
+    cut = record.get("interrupted_deal")
+    if cut:
+        game = int(cut.get("game", len(games)))
+        deal = deal_steps(rules, cut, game=game, faults=faults, interrupted=True)
+        deal.update(unfinished=True, interrupted=True)
+        deals.append(deal)
+    fault_steps = {
+        step["action"]["fault"]["n"]: anchor(deal, i)
+        for deal in deals
+        for i, step in enumerate(deal["steps"])
+        if "fault" in step["action"] and step["action"]["fault"]["n"] is not None
+    }
+    return {
+        "names": {"a": names.get("a") or "seat a", "b": names.get("b") or "seat b"},
+        "forfeit": record.get("forfeit"),
+        "deals": deals,
+        "fault_steps": fault_steps,
+        "error": None,
+    }
+
+
+def anchor(deal: Mapping[str, Any], step: int) -> str:
+    """The viewer's address of one step (``g1-d3-s12``: game and deal from 1, step from 0)."""
+    return f"g{deal['game'] + 1}-d{deal['deal'] + 1}-s{step}"
