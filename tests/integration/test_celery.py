@@ -8,13 +8,11 @@ test runs once in the suite; run it N times in a row with ``ARENA_KILL_REPEATS=N
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator
-from pathlib import Path
 
 import pytest
-import redis
 from arena_procs import Workers, house_bots, wait_until
-from conftest import _truncate
+from celery_fixtures import *  # noqa: F403 - pytest fixtures
+from celery_fixtures import broker_drained
 from sqlalchemy import func, select
 
 from arena.db.models import (
@@ -33,7 +31,6 @@ from arena.replay import load_record, verify_record
 from arena.rules.ruleset import RuleSet
 from arena.services.bots import register_bot
 from arena.services.matches import schedule_match
-from arena.settings import Settings, load_settings
 
 pytestmark = [pytest.mark.postgres, pytest.mark.redis]
 
@@ -53,44 +50,8 @@ FINISH_TIMEOUT = 120.0
 
 
 @pytest.fixture
-def pg_url(pg_server_url: str) -> str:
-    db = Database(pg_server_url)
-    _truncate(db)
-    db.dispose()
-    return pg_server_url
-
-
-@pytest.fixture
-def env(pg_url: str, redis_url: str) -> dict[str, str]:
-    return {**WORKER_ENV, "ARENA_DATABASE_URL": pg_url, "ARENA_BROKER_URL": redis_url}
-
-
-@pytest.fixture
-def settings(env: dict[str, str]) -> Settings:
-    return load_settings(env)
-
-
-@pytest.fixture
-def db(pg_url: str) -> Iterator[Database]:
-    database = Database(pg_url)
-    yield database
-    database.dispose()
-
-
-@pytest.fixture
-def workers(env: dict[str, str], tmp_path: Path) -> Iterator[Workers]:
-    pool = Workers(env, tmp_path)
-    try:
-        yield pool
-    finally:
-        pool.close()
-
-
-@pytest.fixture
-def executor(settings: Settings) -> Iterator[CeleryExecutor]:
-    ex = CeleryExecutor(settings)
-    yield ex
-    ex.close()
+def worker_env() -> dict[str, str]:
+    return WORKER_ENV
 
 
 def schedule(db: Database, bot_urls: list[str], seeds: list[int]) -> list[int]:
@@ -125,15 +86,6 @@ def assert_recorded_once(db: Database, match_id: int) -> None:
     hands = sum(len(g["hands"]) for g in record["games"])
     assert rows(db, HandRow, HandRow.match_id == match_id) == hands
     assert rows(db, RatingHistory, RatingHistory.match_id == match_id) == 2
-
-
-def broker_drained(redis_url: str) -> bool:
-    """No task waiting in the queue and none delivered but unacknowledged."""
-    client = redis.Redis.from_url(redis_url)
-    try:
-        return client.llen("celery") == 0 and client.hlen("unacked") == 0
-    finally:
-        client.close()
 
 
 def test_celery_workers_play_matches_that_replay(

@@ -5,13 +5,11 @@ task advances the tournament and submits what became ready, until the event fini
 from __future__ import annotations
 
 import io
-from collections.abc import Iterator
-from pathlib import Path
 
 import pytest
-import redis
 from arena_procs import Workers, house_bots, wait_until
-from conftest import _truncate
+from celery_fixtures import *  # noqa: F403 - pytest fixtures
+from celery_fixtures import broker_drained
 from rich.console import Console
 from sqlalchemy import func, select
 
@@ -33,7 +31,6 @@ from arena.replay import load_record, verify_record
 from arena.rules.ruleset import RuleSet
 from arena.services.bots import register_bot
 from arena.services.tournaments import create_tournament, load_plan, start_tournament
-from arena.settings import Settings, load_settings
 
 pytestmark = [pytest.mark.postgres, pytest.mark.redis]
 
@@ -50,53 +47,8 @@ FINISH_TIMEOUT = 180.0
 
 
 @pytest.fixture
-def pg_url(pg_server_url: str) -> str:
-    db = Database(pg_server_url)
-    _truncate(db)
-    db.dispose()
-    return pg_server_url
-
-
-@pytest.fixture
-def env(pg_url: str, redis_url: str) -> dict[str, str]:
-    return {**WORKER_ENV, "ARENA_DATABASE_URL": pg_url, "ARENA_BROKER_URL": redis_url}
-
-
-@pytest.fixture
-def settings(env: dict[str, str]) -> Settings:
-    return load_settings(env)
-
-
-@pytest.fixture
-def db(pg_url: str) -> Iterator[Database]:
-    database = Database(pg_url)
-    yield database
-    database.dispose()
-
-
-@pytest.fixture
-def workers(env: dict[str, str], tmp_path: Path) -> Iterator[Workers]:
-    pool = Workers(env, tmp_path)
-    try:
-        yield pool
-    finally:
-        pool.close()
-
-
-@pytest.fixture
-def executor(settings: Settings) -> Iterator[CeleryExecutor]:
-    ex = CeleryExecutor(settings)
-    yield ex
-    ex.close()
-
-
-def broker_drained(redis_url: str) -> bool:
-    """No task waiting in the queue and none delivered but unacknowledged."""
-    client = redis.Redis.from_url(redis_url)
-    try:
-        return client.llen("celery") == 0 and client.hlen("unacked") == 0
-    finally:
-        client.close()
+def worker_env() -> dict[str, str]:
+    return WORKER_ENV
 
 
 def tournament_status(db: Database, tournament_id: int) -> TournamentStatus:
