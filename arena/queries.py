@@ -11,8 +11,8 @@ from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import Select, func, or_, select
-from sqlalchemy.orm import Session
+from sqlalchemy import Integer, Select, bindparam, func, or_, select
+from sqlalchemy.orm import Session, aliased
 
 from arena.db.models import (
     Bot,
@@ -135,20 +135,73 @@ def _bots_query() -> Select[Bot, RatingFit, BotStats]:
     )
 
 
+#: What a bot's summary shows, as columns: lists read these, never whole rows (a bot's
+#: statistics row carries a latency histogram that would be decoded for nothing).
+_SUMMARY_COLUMNS = (
+    Bot.id,
+    Bot.name,
+    Bot.status,
+    Bot.elo,
+    RatingFit.bot_id.label("fit_bot_id"),
+    RatingFit.rating,
+    RatingFit.ci_low,
+    RatingFit.ci_high,
+    RatingFit.stderr,
+    RatingFit.matches.label("fit_matches"),
+    RatingFit.provisional,
+    BotStats.matches,
+    BotStats.wins,
+    BotStats.losses,
+)
+_SUMMARIES = (
+    select(*_SUMMARY_COLUMNS)
+    .outerjoin(RatingFit, RatingFit.bot_id == Bot.id)
+    .outerjoin(BotStats, BotStats.bot_id == Bot.id)
+)
+
+
+def _summary_row(row: Any) -> dict[str, Any]:
+    """:func:`_bot_summary` of a :data:`_SUMMARIES` row (the same dict)."""
+    return {
+        "id": row.id,
+        "name": row.name,
+        "status": row.status.value,
+        "elo": round(row.elo, 1),
+        "rating": None
+        if row.fit_bot_id is None
+        else {
+            "rating": round(row.rating, 1),
+            "ci_low": round(row.ci_low, 1),
+            "ci_high": round(row.ci_high, 1),
+            "stderr": round(row.stderr, 1),
+            "matches": row.fit_matches,
+            "provisional": row.provisional,
+        },
+        "record": {
+            "matches": row.matches or 0,
+            "wins": row.wins or 0,
+            "losses": row.losses or 0,
+        },
+    }
+
+
+def _leaderboard_query(include_inactive: bool) -> Select[*tuple[Any, ...]]:
+    query = _SUMMARIES if include_inactive else _SUMMARIES.where(Bot.status == BotStatus.ACTIVE)
+    order = func.coalesce(RatingFit.rating, Bot.elo)
+    return query.order_by(order.desc(), Bot.id).limit(bindparam("limit", type_=Integer))
+
+
+#: Built once (the limit is bound): the leaderboard is the most read page of all.
+_LEADERBOARD = {inactive: _leaderboard_query(inactive) for inactive in (False, True)}
+
+
 def leaderboard(
     db: Database, *, limit: int = 100, include_inactive: bool = False
 ) -> list[dict[str, Any]]:
     """Bots best first: by fitted rating (Elo when not fitted yet), with interval and record."""
-    query = _bots_query()
-    if not include_inactive:
-        query = query.where(Bot.status == BotStatus.ACTIVE)
-    order = func.coalesce(RatingFit.rating, Bot.elo)
     with db.session() as session:
-        rows = session.execute(query.order_by(order.desc(), Bot.id).limit(limit)).all()
-        out = []
-        for rank, (bot, fit, stats) in enumerate(rows, start=1):
-            out.append({"rank": rank, **_bot_summary(bot, fit, stats)})
-    return out
+        rows = session.execute(_LEADERBOARD[include_inactive], {"limit": limit}).all()
+    return [{"rank": rank, **_summary_row(row)} for rank, row in enumerate(rows, start=1)]
 
 
 def list_bots(
@@ -161,7 +214,7 @@ def list_bots(
     offset: int = 0,
 ) -> list[dict[str, Any]]:
     """Bots filtered by status and owner, sorted by ``rating``, ``elo``, ``name`` or ``id``."""
-    query = _bots_query()
+    query = _SUMMARIES
     if status is not None:
         query = query.where(Bot.status == BotStatus(status))
     if owner is not None:
@@ -176,7 +229,7 @@ def list_bots(
         raise ValueError(f"sort must be one of {', '.join(orders)}")
     with db.session() as session:
         rows = session.execute(query.order_by(*orders[sort]).limit(limit).offset(offset)).all()
-        return [_bot_summary(bot, fit, stats) for bot, fit, stats in rows]
+    return [_summary_row(row) for row in rows]
 
 
 def bot_detail(db: Database, bot_id: int, *, history: int = 50) -> dict[str, Any] | None:
@@ -232,7 +285,8 @@ def _names(session: Session, ids: Sequence[int]) -> dict[int, str]:
     return {bot_id: name for bot_id, name in rows}  # noqa: C416
 
 
-def _match_summary(m: Match, names: dict[int, str]) -> dict[str, Any]:
+def _match_summary(m: Any, names: dict[int, str]) -> dict[str, Any]:
+    """A match (a row, or a :data:`_MATCH_SUMMARIES` result) as the API shows it in lists."""
     return {
         "id": m.id,
         "status": m.status.value,
@@ -256,6 +310,33 @@ def _match_summary(m: Match, names: dict[int, str]) -> dict[str, Any]:
     }
 
 
+#: What a match's summary shows, as columns, with both bots' names (one query; a whole row
+#: would also decode the rules' JSON and the lease and error columns for nothing).
+_BOT_A, _BOT_B = aliased(Bot), aliased(Bot)
+_MATCH_SUMMARIES = (
+    select(
+        Match.id,
+        Match.status,
+        Match.tournament_id,
+        Match.match_key,
+        Match.rated,
+        Match.bot_a_id,
+        Match.bot_b_id,
+        Match.winner,
+        Match.games_won_a,
+        Match.games_won_b,
+        Match.forfeit_seat,
+        Match.forfeit_reason,
+        Match.created_at,
+        Match.finished_at,
+        _BOT_A.name.label("name_a"),
+        _BOT_B.name.label("name_b"),
+    )
+    .join(_BOT_A, _BOT_A.id == Match.bot_a_id)
+    .join(_BOT_B, _BOT_B.id == Match.bot_b_id)
+)
+
+
 def list_matches(
     db: Database,
     *,
@@ -268,7 +349,7 @@ def list_matches(
     limit: int = 50,
 ) -> tuple[list[dict[str, Any]], int | None]:
     """A page of matches, newest first, and the cursor of the next page (or None)."""
-    query = select(Match)
+    query = _MATCH_SUMMARIES
     if tournament_id is not None:
         query = query.where(Match.tournament_id == tournament_id)
     if bot_id is not None:
@@ -282,11 +363,10 @@ def list_matches(
     if before is not None:
         query = query.where(Match.id < before)
     with db.session() as session:
-        rows = list(session.scalars(query.order_by(Match.id.desc()).limit(limit + 1)))
-        more = len(rows) > limit
-        rows = rows[:limit]
-        names = _names(session, [b for m in rows for b in (m.bot_a_id, m.bot_b_id)])
-        page = [_match_summary(m, names) for m in rows]
+        rows = session.execute(query.order_by(Match.id.desc()).limit(limit + 1)).all()
+    more = len(rows) > limit
+    rows = rows[:limit]
+    page = [_match_summary(m, {m.bot_a_id: m.name_a, m.bot_b_id: m.name_b}) for m in rows]
     return page, (rows[-1].id if more and rows else None)
 
 

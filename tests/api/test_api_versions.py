@@ -1,0 +1,89 @@
+"""The tournament fingerprint (arena.api.versions) is read in one statement: it must give exactly
+what the three separate queries it replaced gave, and change on every event that can change a
+bracket, on SQLite and PostgreSQL."""
+
+from __future__ import annotations
+
+from sqlalchemy import func, select
+
+from arena.api.versions import tournament_version
+from arena.db.models import Bot, Match, MatchStatus, Tournament, TournamentEntry
+from arena.db.session import Database
+from arena.jobs import run_match_job
+from arena.players import HeuristicPlayer, Player
+from arena.rules.ruleset import RuleSet
+from arena.services.bots import register_bot, update_bot
+from arena.services.matches import Claim, claim_match, fail_match
+from arena.services.tournaments import cancel_tournament, create_tournament, start_tournament
+from arena.settings import load_settings
+
+
+def reference_version(db: Database, tournament_id: int) -> str | None:
+    """The fingerprint as three queries computed it before they became one."""
+    with db.session() as session:
+        status = session.scalar(select(Tournament.status).where(Tournament.id == tournament_id))
+        if status is None:
+            return None
+        rows = session.execute(
+            select(Match.status, func.count(), func.max(Match.id), func.max(Match.finished_at))
+            .where(Match.tournament_id == tournament_id)
+            .group_by(Match.status)
+            .order_by(Match.status)
+        ).all()
+        withdrawn, renamed = session.execute(
+            select(func.count(TournamentEntry.withdrawn_order), func.max(Bot.updated_at))
+            .join(Bot, Bot.id == TournamentEntry.bot_id)
+            .where(TournamentEntry.tournament_id == tournament_id)
+        ).one()
+    parts = [status.value, str(withdrawn), str(renamed)] + [
+        f"{s.value}:{n}:{last}:{at.isoformat() if at else ''}" for s, n, last, at in rows
+    ]
+    return "|".join(parts)
+
+
+def heuristic(claim: Claim, _settings: object) -> list[Player]:
+    return [HeuristicPlayer(name=b.name) for b in claim.spec.bots]
+
+
+def test_the_one_statement_fingerprint_matches_the_three_queries_at_every_step(db: Database):
+    settings = load_settings({}, database_url=db.url)
+    bots = [
+        register_bot(db, name=f"v-{i}", owner="t", url=f"http://127.0.0.1:{9100 + i}").bot_id
+        for i in range(4)
+    ]
+    tid = create_tournament(
+        db,
+        name="versions",
+        format_name="round_robin",
+        bot_ids=bots,
+        rules=RuleSet(target=50, best_of=1),
+        seed=5,
+    )
+    seen: list[str | None] = []
+
+    def check() -> None:
+        version = tournament_version(db, tid)
+        assert version == reference_version(db, tid)
+        assert version not in seen, "every step changes the fingerprint"
+        seen.append(version)
+
+    check()  # created, no match yet
+    queue: list[int] = []
+    start_tournament(db, tid, queue.extend)
+    check()  # pending matches
+    claim = claim_match(db, queue[0], "w", lease_seconds=60, max_attempts=3)
+    assert claim is not None
+    check()  # one running
+    assert fail_match(db, claim, "boom")
+    check()  # one failed
+    run_match_job(db, settings, queue[1], "w", make_players=heuristic)
+    check()  # one finished
+    update_bot(db, bots[2], name="v-renamed")
+    check()  # a participant renamed
+    cancel_tournament(db, tid)
+    check()  # cancelled: the rest cancelled too
+    with db.session() as session:
+        statuses = set(session.scalars(select(Match.status).where(Match.tournament_id == tid)))
+    assert {MatchStatus.FAILED, MatchStatus.FINISHED, MatchStatus.CANCELLED} <= statuses
+    assert tournament_version(db, 999_999) is None
+    assert reference_version(db, 999_999) is None
