@@ -9,6 +9,7 @@ standings show live Elo, the whole-history rating with its 95% interval, and eac
 from __future__ import annotations
 
 import multiprocessing
+import os
 import time
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -42,18 +43,19 @@ DEMO_BOTS: tuple[tuple[str, str], ...] = (
 )
 
 
-def _serve_bots(specs: Sequence[tuple[str, str, str]], ports: Any, ready: Any) -> None:
-    """Child process: serve every (name, kind, secret) on a free loopback port, forever."""
+def _serve_bots(specs: Sequence[tuple[int, str, str, str]], ports: Any, ready: Any) -> None:
+    """Child process: serve every (slot, name, kind, secret) on a free loopback port, forever."""
     from arena.bots.house import house_bot  # noqa: PLC0415 - the child's own import
 
-    servers = [
-        house_bot(kind, name=name, secret=secret, seed=name).start() for name, kind, secret in specs
-    ]
-    for i, server in enumerate(servers):
-        ports[i] = server.port
+    for slot, name, kind, secret in specs:
+        ports[slot] = house_bot(kind, name=name, secret=secret, seed=name).start().port
     ready.set()
     while True:
         time.sleep(3600)
+
+
+def _bot_processes(bots: int) -> int:
+    return max(1, min(bots, os.cpu_count() or 1))
 
 
 def _ensure_bots(db: Database, names: Sequence[str]) -> dict[str, tuple[int, str]]:
@@ -94,14 +96,20 @@ def run_demo(
     known = _ensure_bots(db, names)
     context = multiprocessing.get_context("spawn")
     ports = context.Array("i", len(bots))
-    ready = context.Event()
-    specs = [(name, kind, known[name][1]) for name, kind in bots]
-    child = context.Process(
-        target=_serve_bots, args=(specs, ports, ready), daemon=True, name="house-bots"
-    )
-    child.start()
+    specs = [(i, name, kind, known[name][1]) for i, (name, kind) in enumerate(bots)]
+    # The bots run in as many processes as there are cores (at most one per bot): one Python
+    # process serving all of them would be held to one core by its interpreter lock.
+    groups = [specs[i :: _bot_processes(len(specs))] for i in range(_bot_processes(len(specs)))]
+    children = []
+    for index, group in enumerate(groups):
+        ready = context.Event()
+        child = context.Process(
+            target=_serve_bots, args=(group, ports, ready), daemon=True, name=f"house-bots-{index}"
+        )
+        child.start()
+        children.append((child, ready))
     try:
-        if not ready.wait(60):
+        if not all(ready.wait(60) for _, ready in children):
             raise RuntimeError("the house bots did not start within 60 s")
         for i, name in enumerate(names):
             update_bot(db, known[name][0], url=f"http://127.0.0.1:{ports[i]}")
@@ -118,7 +126,8 @@ def run_demo(
             seed=seed,
         )
         console.print(f"tournament {tournament_id}: {format_name}, {len(bots)} bots")
-        with LocalExecutor(settings) as executor:
+        # Instant bots: more matches at once than cores only adds contention.
+        with LocalExecutor(settings, threads=min(settings.worker_threads, 4)) as executor:
             start_tournament(db, tournament_id, executor.submit)
             snap = watch_tournament(db, tournament_id, console, timeout_s=timeout_s)
         refit_ratings(db, min_matches=settings.provisional_matches)
@@ -129,6 +138,8 @@ def run_demo(
             then(tournament_id)
         return tournament_id
     finally:
-        child.terminate()
-        child.join(10)
+        for child, _ in children:
+            child.terminate()
+        for child, _ in children:
+            child.join(10)
         db.dispose()
