@@ -156,6 +156,33 @@ def pg_database(admin_url: str) -> Iterator[str]:
         admin.dispose()
 
 
+def serve_house_bots(procs: Processes, bots: Sequence[tuple[str, str]]) -> list[str]:
+    """Start one ``gin-arena bot serve`` process per (label, kind); their URLs once ready."""
+    urls = []
+    for label, kind in bots:
+        port = free_port()
+        procs.start(label, [*gin_arena(), "bot", "serve", "--kind", kind, "--port", str(port)], {})
+        urls.append(f"http://127.0.0.1:{port}")
+    for url in urls:
+        wait_for(lambda u=url: bot_ready(u), 60, f"bot at {url}")
+    return urls
+
+
+@contextlib.contextmanager
+def fresh_services(admin_url: str, redis_url: str) -> Iterator[tuple[str, dict[str, str]]]:
+    """An empty Redis database and a scratch PostgreSQL database, with the arena's env."""
+    client = redis.Redis.from_url(redis_url)
+    client.flushdb()
+    client.close()
+    with pg_database(admin_url) as pg_url:
+        env = {
+            "ARENA_DATABASE_URL": pg_url,
+            "ARENA_BROKER_URL": redis_url,
+            "ARENA_ALLOW_LOOPBACK": "true",
+        }
+        yield pg_url, env
+
+
 def schedule(
     db: Database, bots: tuple[int, int], rules: RuleSet, seeds: Sequence[int]
 ) -> list[int]:
@@ -358,27 +385,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         tmp_dir = Path(tmp)
         bot_procs = Processes(tmp_dir)
         try:
-            urls = []
-            for kind in BOT_KINDS:
-                port = free_port()
-                bot_procs.start(
-                    f"bot-{kind}",
-                    [*gin_arena(), "bot", "serve", "--kind", kind, "--port", str(port)],
-                    {},
-                )
-                urls.append(f"http://127.0.0.1:{port}")
-            for url in urls:
-                wait_for(lambda u=url: bot_ready(u), 60, f"bot at {url}")
-
-            client = redis.Redis.from_url(args.redis_url)
-            client.flushdb()
-            client.close()
-            with pg_database(args.pg_admin_url) as pg_url:
-                env = {
-                    "ARENA_DATABASE_URL": pg_url,
-                    "ARENA_BROKER_URL": args.redis_url,
-                    "ARENA_ALLOW_LOOPBACK": "true",
-                }
+            urls = serve_house_bots(bot_procs, [(f"bot-{k}", k) for k in BOT_KINDS])
+            with fresh_services(args.pg_admin_url, args.redis_url) as (pg_url, env):
                 settings = load_settings(env)
                 db = Database(pg_url)
                 try:

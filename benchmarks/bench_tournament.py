@@ -45,7 +45,7 @@ from pathlib import Path
 from typing import Any
 
 import redis
-from bench_executors import Processes, bot_ready, free_port, gin_arena, pg_database, wait_for
+from bench_executors import Processes, fresh_services, gin_arena, serve_house_bots, wait_for
 from sqlalchemy import func, select
 
 from arena.bots.house import HOUSE_KINDS
@@ -261,27 +261,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         tmp_dir = Path(tmp)
         bot_procs = Processes(tmp_dir)
         try:
-            urls = []
-            for i in range(sizes.bots):
-                kind = HOUSE_KINDS[i % len(HOUSE_KINDS)]
-                port = free_port()
-                bot_procs.start(
-                    f"bot-{i:02d}-{kind}",
-                    [*gin_arena(), "bot", "serve", "--kind", kind, "--port", str(port)],
-                    {},
-                )
-                urls.append(f"http://127.0.0.1:{port}")
-            for url in urls:
-                wait_for(lambda u=url: bot_ready(u), 60, f"bot at {url}")
-            client = redis.Redis.from_url(args.redis_url)
-            client.flushdb()
-            client.close()
-            with pg_database(args.pg_admin_url) as pg_url:
-                env = {
-                    "ARENA_DATABASE_URL": pg_url,
-                    "ARENA_BROKER_URL": args.redis_url,
-                    "ARENA_ALLOW_LOOPBACK": "true",
-                }
+            kinds = [HOUSE_KINDS[i % len(HOUSE_KINDS)] for i in range(sizes.bots)]
+            urls = serve_house_bots(
+                bot_procs, [(f"bot-{i:02d}-{k}", k) for i, k in enumerate(kinds)]
+            )
+            with fresh_services(args.pg_admin_url, args.redis_url) as (pg_url, env):
                 settings = load_settings(env)
                 db = Database(pg_url)
                 try:
