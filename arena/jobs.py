@@ -34,7 +34,7 @@ from arena.services.matches import (
 )
 from arena.settings import Settings
 
-__all__ = ["JobOutcome", "JobStatus", "LeaseLostError", "run_match_job"]
+__all__ = ["JobOutcome", "JobStatus", "LeaseLostError", "MatchTimeLimitError", "run_match_job"]
 
 log = logging.getLogger(__name__)
 
@@ -58,13 +58,27 @@ class LeaseLostError(Exception):
     """The lease could not be renewed: another attempt owns the match."""
 
 
+class MatchTimeLimitError(Exception):
+    """The match ran past ``ARENA_TASK_SOFT_TIME_LIMIT``: it is stopped and marked failed."""
+
+
 class _Heartbeat:
     """Renews the lease every third of its length; remembers if it was lost."""
 
-    def __init__(self, db: Database, claim: Claim, lease_seconds: int) -> None:
+    def __init__(
+        self,
+        db: Database,
+        claim: Claim,
+        lease_seconds: int,
+        time_limit: float,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
         self.db = db
         self.claim = claim
         self.lease_seconds = lease_seconds
+        self.time_limit = time_limit
+        self.clock = clock
+        self.started = clock()
         self.lost = threading.Event()
         self._stop = threading.Event()
         self._thread = threading.Thread(
@@ -90,8 +104,21 @@ class _Heartbeat:
                 log.warning("lease renewal for match %s failed: %s", self.claim.match_id, exc)
 
     def check(self, _progress: MatchProgress) -> None:
+        """After every deal: stop if the lease was lost or the match ran out of time.
+
+        The time limit is the job's own, so it holds in every pool and executor (Celery's
+        ``threads`` pool, which workers use, does not enforce ``task_time_limit``). It is read
+        between deals; a deal is bounded by ``max_actions_per_deal`` answers, each bounded by
+        the bot's deadline.
+        """
         if self.lost.is_set():
             raise LeaseLostError(f"match {self.claim.match_id} attempt {self.claim.attempt}")
+        elapsed = self.clock() - self.started
+        if elapsed > self.time_limit:
+            raise MatchTimeLimitError(
+                f"match {self.claim.match_id} ran {elapsed:.0f} s, past the time limit of"
+                f" {self.time_limit:g} s (ARENA_TASK_SOFT_TIME_LIMIT); stopped after a deal"
+            )
 
 
 def players_for(claim: Claim, settings: Settings) -> list[Player]:
@@ -129,7 +156,7 @@ def run_match_job(
     spec = claim.spec
     try:
         players = make_players(claim, settings)
-        with _Heartbeat(db, claim, settings.lease_seconds) as beat:
+        with _Heartbeat(db, claim, settings.lease_seconds, settings.task_soft_time_limit) as beat:
             runner = MatchRunner(
                 players, spec.rules, spec.seed, match_id=f"m{match_id}", on_progress=beat.check
             )
@@ -140,6 +167,10 @@ def run_match_job(
                 raise LeaseLostError(f"match {match_id} attempt {claim.attempt}")
     except LeaseLostError:
         return JobOutcome(match_id, JobStatus.FENCED, f"attempt {claim.attempt} lost its lease")
+    except MatchTimeLimitError as exc:  # retrying would only run out of time again
+        log.warning("%s", exc)
+        fail_match(db, claim, str(exc))
+        return JobOutcome(match_id, JobStatus.FAILED, str(exc))
     except OperationalError:
         raise  # infrastructure: let the executor retry; the lease will expire if it cannot
     except Exception as exc:  # a bug in the arena: keep the evidence, do not retry forever

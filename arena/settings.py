@@ -51,7 +51,8 @@ class Settings(msgspec.Struct, frozen=True, kw_only=True):
     worker_threads: int = 16
     #: A claimed match's lease; a worker renews it while the match runs.
     lease_seconds: int = 120
-    #: Celery: hard and soft task limits, and the broker visibility timeout (must exceed hard).
+    #: Task time limits and the broker visibility timeout (must exceed hard). The match job
+    #: enforces the soft limit itself between deals (any executor, any Celery pool).
     task_time_limit: int = 1800
     task_soft_time_limit: int = 1700
     visibility_timeout: int = 3600

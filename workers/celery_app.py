@@ -7,7 +7,9 @@ Reliability settings, and why:
 * ``worker_prefetch_multiplier = 1``: a worker holds no more tasks than it is playing.
 * hard time limit < broker visibility timeout (set in ``broker_transport_options`` *and*
   ``result_backend_transport_options``, the two places Celery's Redis transports read it): a
-  task is killed before the broker could hand it to a second worker while it still runs.
+  task ends before the broker could hand it to a second worker while it still runs. Celery
+  enforces no time limit in the ``threads`` pool, so the match job keeps its own clock and
+  stops a match past the soft limit (``arena.jobs``); the lease fences out any overlap.
 * JSON only; tasks carry a match id, nothing else.
 
 Workers use the ``threads`` pool: a match waits on bots almost all the time, so one process

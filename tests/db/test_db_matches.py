@@ -427,3 +427,19 @@ def test_an_arena_bug_marks_the_match_failed(db: Database, pair: tuple[int, int]
     m = match_row(db, match_id)
     assert m.status is MatchStatus.FAILED
     assert m.error is not None and "cannot build players" in m.error
+
+
+def test_a_match_past_the_soft_time_limit_is_stopped_and_marked_failed(
+    db: Database, pair: tuple[int, int]
+) -> None:
+    """The job keeps its own clock (Celery's threads pool enforces no time limit): past
+    ARENA_TASK_SOFT_TIME_LIMIT it stops after the deal in play, records nothing and says why."""
+    match_id = add_match(db, *pair)
+    settings = load_settings({}, task_soft_time_limit=0)
+    outcome = run_match_job(db, settings, match_id, "w", make_players=heuristic_v_random)
+    assert outcome.status is JobStatus.FAILED
+    assert "past the time limit of 0 s" in outcome.detail
+    m = match_row(db, match_id)
+    assert m.status is MatchStatus.FAILED
+    assert m.error is not None and "ARENA_TASK_SOFT_TIME_LIMIT" in m.error
+    assert counts(db, match_id) == {"results": 0, "games": 0, "hands": 0, "rating_history": 0}
