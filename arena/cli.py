@@ -12,6 +12,7 @@ import json
 import sys
 import time
 from collections.abc import Callable, Sequence
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from rich.console import Console
@@ -209,6 +210,8 @@ def cmd_serve(args: argparse.Namespace) -> int:
     if settings.database_url.startswith("sqlite"):
         # The embedded default creates its schema; other databases: `gin-arena db upgrade`.
         _tournament_db(settings).dispose()
+    else:
+        _existing_database(settings).dispose()
     if args.threads < 1:
         raise UsageError("--threads must be at least 1")
     return _serve(settings, args.host, args.port, Console(stderr=True), None, args.threads)
@@ -403,6 +406,36 @@ def _database(settings: Settings) -> Database:
     return Database(settings.database_url)
 
 
+def _shown_url(url: str) -> str:
+    """A database URL fit to print (no password)."""
+    from sqlalchemy.engine import make_url
+
+    return make_url(url).render_as_string(hide_password=True)
+
+
+def _existing_database(settings: Settings) -> Database:
+    """The configured database, which must exist and have the current schema (commands that
+    only read or repair stored data: they never create a database by accident)."""
+    from sqlalchemy.engine import make_url
+
+    from arena.db.migrate import schema_problem
+
+    url = make_url(settings.database_url)
+    if url.get_backend_name() == "sqlite" and url.database not in (None, "", ":memory:"):
+        path = Path(url.database)
+        if not path.exists():
+            raise UsageError(
+                f"no database at {path.resolve()}: set ARENA_DATABASE_URL, or run from the"
+                " directory holding arena.db"
+            )
+    db = _database(settings)
+    problem = schema_problem(db)
+    if problem is not None:
+        db.dispose()
+        raise UsageError(f"database {_shown_url(settings.database_url)} {problem}")
+    return db
+
+
 def cmd_db_upgrade(args: argparse.Namespace) -> int:
     """Create or migrate the schema to the newest revision."""
     from arena.db.migrate import current_revision, upgrade
@@ -412,7 +445,7 @@ def cmd_db_upgrade(args: argparse.Namespace) -> int:
     before = current_revision(db)
     upgrade(db)
     after = current_revision(db)
-    where = settings.database_url.split("@")[-1]
+    where = _shown_url(settings.database_url)
     print(f"database {where}: schema {before or 'empty'} -> {after}")
     return 0
 
@@ -447,7 +480,7 @@ def cmd_sweep(args: argparse.Namespace) -> int:
     from arena.services.matches import sweep_stuck
 
     settings = _settings()
-    ids = sweep_stuck(_database(settings), pending_grace_s=args.pending_grace)
+    ids = sweep_stuck(_existing_database(settings), pending_grace_s=args.pending_grace)
     if ids:
         executor = make_executor(settings)
         executor.submit(ids)
@@ -462,7 +495,7 @@ def cmd_replay(args: argparse.Namespace) -> int:
 
     settings = _settings()
     try:
-        record = load_record(_database(settings), args.match_id)
+        record = load_record(_existing_database(settings), args.match_id)
     except MatchNotFoundError as exc:
         raise UsageError(str(exc)) from None
     problems = verify_record(record)
@@ -633,6 +666,15 @@ def main(argv: Sequence[str] | None = None) -> int:
         # The reader of our output went away (e.g. `| head`): not an error of ours.
         sys.stderr.close()
         return 0
+    except Exception as exc:
+        # A database that cannot be reached or used: one line, not a stack trace. (If
+        # SQLAlchemy was never imported, the error cannot be one of its.)
+        sa_exc = sys.modules.get("sqlalchemy.exc")
+        if sa_exc is None or not isinstance(exc, sa_exc.DBAPIError):
+            raise
+        reason = " ".join(str(exc.orig).split()) or type(exc.orig).__name__
+        print(f"gin-arena: error: database: {reason}", file=sys.stderr)
+        return 1
 
 
 if __name__ == "__main__":  # pragma: no cover

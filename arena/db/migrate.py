@@ -7,11 +7,12 @@ from pathlib import Path
 from alembic import command
 from alembic.config import Config
 from alembic.runtime.migration import MigrationContext
+from alembic.script import ScriptDirectory
 from sqlalchemy import inspect
 
 from arena.db.session import Database
 
-__all__ = ["alembic_config", "current_revision", "upgrade"]
+__all__ = ["alembic_config", "current_revision", "head_revision", "schema_problem", "upgrade"]
 
 MIGRATIONS = Path(__file__).parent / "migrations"
 
@@ -38,3 +39,23 @@ def current_revision(db: Database) -> str | None:
         if not inspect(connection).has_table("alembic_version"):
             return None
         return MigrationContext.configure(connection).get_current_revision()
+
+
+def head_revision() -> str:
+    """The newest revision this version of gin-arena ships."""
+    head = ScriptDirectory.from_config(alembic_config("sqlite://")).get_current_head()
+    assert head is not None, "the packaged migrations have no head"
+    return head
+
+
+def schema_problem(db: Database) -> str | None:
+    """Why this database cannot be used as it is (no schema, an older one), or None."""
+    current, head = current_revision(db), head_revision()
+    if current is None:
+        return "has no gin-arena schema yet: run `gin-arena db upgrade`"
+    if current != head:
+        return (
+            f"has schema revision {current}, this version of gin-arena needs {head}:"
+            " run `gin-arena db upgrade`"
+        )
+    return None
