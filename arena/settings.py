@@ -61,6 +61,9 @@ class Settings(msgspec.Struct, frozen=True, kw_only=True):
     #: Rate limits (flask-limiter syntax) and their storage (``memory://`` or a Redis URL).
     rate_limit: str = "600 per minute"
     rate_limit_storage: str = "memory://"
+    #: Reverse proxies in front of the API that set X-Forwarded-For/-Proto/-Host (0: none, the
+    #: TCP peer is the client and those headers are ignored, so nobody can spoof an address).
+    trusted_proxies: int = 0
 
     def __post_init__(self) -> None:
         if self.executor not in ("", "local", "celery"):
@@ -80,6 +83,8 @@ class Settings(msgspec.Struct, frozen=True, kw_only=True):
                 f" {self.visibility_timeout}):"
                 " a redelivered task must find the lease of a dead worker expired"
             )
+        if self.trusted_proxies < 0:
+            raise SettingsError("ARENA_TRUSTED_PROXIES must be 0 or more")
         for name in ("worker_processes", "worker_threads", "lease_seconds", "max_attempts"):
             if getattr(self, name) < 1:
                 raise SettingsError(f"ARENA_{name.upper()} must be at least 1")

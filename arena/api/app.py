@@ -16,6 +16,7 @@ from typing import Any
 
 from flask import Blueprint, Flask, Response, request
 from flask_compress import Compress
+from werkzeug.middleware.proxy_fix import ProxyFix
 
 from arena.api.auth import authenticate_request
 from arena.api.context import EXTENSION, ArenaContext, Enqueue, arena_context
@@ -129,6 +130,11 @@ def create_app(
     app.before_request(authenticate_request)
     Compress(app)
     app.after_request(_headers)
+    if settings.trusted_proxies:
+        # Behind N proxies, the client is the Nth address from the right of X-Forwarded-For
+        # (what the rate limit per address and the logs see); the scheme and host likewise.
+        n = settings.trusted_proxies
+        app.wsgi_app = ProxyFix(app.wsgi_app, x_for=n, x_proto=n, x_host=n)  # type: ignore[method-assign]
     return app
 
 

@@ -34,7 +34,8 @@ EXPENSIVE_ENDPOINTS = (
 
 
 def by_address() -> str:
-    """The client's address (the WSGI peer; a proxy in front must set it, e.g. ProxyFix)."""
+    """The client's address: the WSGI peer, or with ``ARENA_TRUSTED_PROXIES`` the address
+    those proxies put in X-Forwarded-For (ProxyFix, set up by the app factory)."""
     return "ip:" + (request.remote_addr or "unknown")
 
 

@@ -5,7 +5,8 @@ Waitress runs the app in threads of one process, which fits the embedded default
 processes play the matches), and the app submits new matches to it directly. With Celery the
 app submits to the broker and no executor runs here. For more API throughput run several
 ``gin-arena serve`` processes (or gunicorn with ``arena.api:create_app()``) behind a proxy,
-with ``ARENA_RATE_LIMIT_STORAGE`` on Redis so they share rate-limit counters.
+with ``ARENA_RATE_LIMIT_STORAGE`` on Redis so they share rate-limit counters, and
+``ARENA_TRUSTED_PROXIES`` set to the number of proxies so limits apply per client address.
 """
 
 from __future__ import annotations

@@ -3,7 +3,7 @@ configured; a breach is a 429 problem with Retry-After; health checks are never 
 
 from __future__ import annotations
 
-from api_support import make_api
+from api_support import Api, make_api
 from api_world import ADMIN_TOKEN
 
 
@@ -60,3 +60,33 @@ def test_counters_are_shared_through_redis(db_url: str, redis_url: str):
 def test_an_empty_rate_limit_turns_limits_off(db_url: str):
     for api in make_api(db_url, rate_limit=""):
         assert all(api.get("/api/v1/bots").status_code == 200 for _ in range(20))
+
+
+def test_x_forwarded_for_is_ignored_without_trusted_proxies(db_url: str):
+    """By default the TCP peer is the client: a forged X-Forwarded-For buys no new budget."""
+    for api in make_api(db_url, rate_limit="3 per minute"):
+        codes = [
+            api.client.get(
+                "/api/v1/bots", headers={"X-Forwarded-For": f"203.0.113.{i}"}
+            ).status_code
+            for i in range(4)
+        ]
+        assert codes == [200, 200, 200, 429]
+
+
+def test_behind_a_trusted_proxy_each_forwarded_client_has_its_own_budget(db_url: str):
+    """ARENA_TRUSTED_PROXIES=1: the proxy's X-Forwarded-For names the client, and only the
+    address the proxy appended counts (what a client put before it is not trusted)."""
+    for api in make_api(db_url, rate_limit="3 per minute", trusted_proxies=1):
+
+        def get(forwarded: str, api: Api = api) -> int:
+            return api.client.get(
+                "/api/v1/bots",
+                headers={"X-Forwarded-For": forwarded},
+                environ_base={"REMOTE_ADDR": "127.0.0.1"},  # the proxy
+            ).status_code
+
+        assert [get("198.51.100.7") for _ in range(4)] == [200, 200, 200, 429]
+        assert get("198.51.100.8") == 200
+        # A client that forges its own header still lands on the address the proxy saw.
+        assert get("203.0.113.99, 198.51.100.7") == 429
