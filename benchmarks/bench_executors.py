@@ -9,8 +9,8 @@
    milliseconds per match, statements, and rows written (inserted and updated).
 
 Each executor gets a warm-up batch (not timed) after its processes start, so start-up is not
-counted; rounds alternate local, celery, local, celery... and each executor's best round
-is reported (with every round's figure).
+counted; each round runs both executors, local first in odd rounds and Celery first in even
+ones, and each executor's best round is reported (with every round's figure).
 
     .venv/bin/python benchmarks/bench_executors.py [--quick] [--json PATH]
 
@@ -74,7 +74,7 @@ class Sizes:
     write_records: int  # records timed per database
 
 
-FULL = Sizes(matches=40, warmup=4, rounds=3, threads=8, write_records=20)
+FULL = Sizes(matches=40, warmup=4, rounds=4, threads=8, write_records=20)
 QUICK = Sizes(matches=4, warmup=1, rounds=1, threads=4, write_records=3)
 
 
@@ -398,12 +398,19 @@ def main(argv: Sequence[str] | None = None) -> int:
                     pair = (bots[0], bots[1])
                     local_runs, celery_runs = [], []
                     for r in range(sizes.rounds):
-                        local_runs.append(local_round(settings, db, pair, rules, sizes, seeds))
-                        print(f"round {r + 1} local : {local_runs[-1]}", file=sys.stderr)
-                        celery_runs.append(
-                            celery_round(settings, db, pair, rules, sizes, seeds, env, tmp_dir, r)
-                        )
-                        print(f"round {r + 1} celery: {celery_runs[-1]}", file=sys.stderr)
+                        # Each executor goes first in every other round, so neither always
+                        # meets the machine (or the database) as the other one left it.
+                        order = ("local", "celery") if r % 2 == 0 else ("celery", "local")
+                        for kind in order:
+                            if kind == "local":
+                                run = local_round(settings, db, pair, rules, sizes, seeds)
+                                local_runs.append(run)
+                            else:
+                                run = celery_round(
+                                    settings, db, pair, rules, sizes, seeds, env, tmp_dir, r
+                                )
+                                celery_runs.append(run)
+                            print(f"round {r + 1} {kind:<6}: {run}", file=sys.stderr)
                 finally:
                     db.dispose()
 
