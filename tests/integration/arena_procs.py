@@ -6,6 +6,7 @@ deadline and, on failure, shows what the processes printed.
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import subprocess
@@ -157,3 +158,18 @@ def house_bots(kinds: Sequence[str], *, delay_s: float = 0.0) -> Iterator[list[B
     finally:
         for s in servers:
             s.stop()
+
+
+BENCHMARKS = Path(__file__).resolve().parents[2] / "benchmarks"
+
+
+def run_quick_benchmark(
+    script: str, json_out: Path, *args: str, timeout: float = 300
+) -> tuple[subprocess.CompletedProcess[str], dict[str, Any]]:
+    """Run ``benchmarks/<script> --quick --json <json_out> <args>``; fail with its output if
+    it fails, else return the finished process and the figures it wrote."""
+    argv = [sys.executable, str(BENCHMARKS / script), "--quick", "--json", str(json_out), *args]
+    done = subprocess.run(argv, capture_output=True, text=True, timeout=timeout, check=False)
+    assert done.returncode == 0, done.stdout + done.stderr
+    figures: dict[str, Any] = json.loads(json_out.read_text())
+    return done, figures

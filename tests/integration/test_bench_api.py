@@ -4,18 +4,15 @@ endpoint open loop and closed loop from a separate load-generator process."""
 
 from __future__ import annotations
 
-import json
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+from arena_procs import run_quick_benchmark
 from conftest import PG_ADMIN_URL, require_service
 from sqlalchemy import create_engine, text
 
 pytestmark = [pytest.mark.postgres]
 
-SCRIPT = Path(__file__).resolve().parents[2] / "benchmarks" / "bench_api.py"
 SCENARIOS = {"leaderboard", "bracket", "matches", "matches_deep", "replay_hit", "replay_miss"}
 
 
@@ -34,15 +31,12 @@ def scratch_databases() -> set[str]:
 def test_the_quick_api_benchmark_runs_and_reports(tmp_path: Path) -> None:
     require_service("PostgreSQL", "127.0.0.1", 5432)
     before = scratch_databases()
-    out = tmp_path / "api.json"
-    argv = [sys.executable, str(SCRIPT), "--quick", "--json", str(out)]
-    argv += ["--pg-admin-url", PG_ADMIN_URL]
-    done = subprocess.run(argv, capture_output=True, text=True, timeout=280, check=False)
-    assert done.returncode == 0, done.stdout + done.stderr
+    done, result = run_quick_benchmark(
+        "bench_api.py", tmp_path / "api.json", "--pg-admin-url", PG_ADMIN_URL, timeout=280
+    )
     assert scratch_databases() <= before, "the scratch databases are dropped"
     assert "leaderboard p99 at 200 req/s" in done.stdout
     assert "latency does not grow with stored matches" in done.stdout
-    result = json.loads(out.read_text())
     small, large = str(result["sizes"]["small"]), str(result["sizes"]["large"])
     assert result["data"][small]["finished"] == result["sizes"]["small"]
     assert result["data"][large]["finished"] == result["sizes"]["large"]

@@ -4,31 +4,26 @@ cost of a match record on SQLite and PostgreSQL."""
 
 from __future__ import annotations
 
-import json
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+from arena_procs import run_quick_benchmark
 from conftest import PG_ADMIN_URL
 
 pytestmark = [pytest.mark.postgres, pytest.mark.redis]
-
-SCRIPT = Path(__file__).resolve().parents[2] / "benchmarks" / "bench_executors.py"
 
 
 def test_the_quick_executor_benchmark_runs_both_orders_and_reports(
     tmp_path: Path, redis_url: str, pg_server_url: str
 ) -> None:
-    out = tmp_path / "executors.json"
-    argv = [sys.executable, str(SCRIPT), "--quick", "--rounds", "2", "--json", str(out)]
-    argv += ["--redis-url", redis_url, "--pg-admin-url", PG_ADMIN_URL]
-    done = subprocess.run(argv, capture_output=True, text=True, timeout=300, check=False)
-    assert done.returncode == 0, done.stdout + done.stderr
+    done, result = run_quick_benchmark(
+        "bench_executors.py",
+        tmp_path / "executors.json",
+        *("--rounds", "2", "--redis-url", redis_url, "--pg-admin-url", PG_ADMIN_URL),
+    )
     assert "celery / local = " in done.stdout
     rounds = [line.split(":")[0] for line in done.stderr.splitlines() if line.startswith("round ")]
     assert rounds == ["round 1 local ", "round 1 celery", "round 2 celery", "round 2 local "]
-    result = json.loads(out.read_text())
     for name in ("local", "celery"):
         run = result[name]
         assert run["matches_per_minute"] > 0 and run["max_attempt"] == 1

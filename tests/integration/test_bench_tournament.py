@@ -3,29 +3,25 @@ round robin through both executors and times every match's database writes in th
 
 from __future__ import annotations
 
-import json
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+from arena_procs import run_quick_benchmark
 from conftest import PG_ADMIN_URL
 
 pytestmark = [pytest.mark.postgres, pytest.mark.redis]
-
-SCRIPT = Path(__file__).resolve().parents[2] / "benchmarks" / "bench_tournament.py"
 
 
 def test_the_quick_tournament_benchmark_runs_and_reports(
     tmp_path: Path, redis_url: str, pg_server_url: str
 ) -> None:
-    out = tmp_path / "tournament.json"
-    argv = [sys.executable, str(SCRIPT), "--quick", "--json", str(out)]
-    argv += ["--redis-url", redis_url, "--pg-admin-url", PG_ADMIN_URL]
-    done = subprocess.run(argv, capture_output=True, text=True, timeout=240, check=False)
-    assert done.returncode == 0, done.stdout + done.stderr
+    done, result = run_quick_benchmark(
+        "bench_tournament.py",
+        tmp_path / "tournament.json",
+        *("--redis-url", redis_url, "--pg-admin-url", PG_ADMIN_URL),
+        timeout=240,
+    )
     assert "matches/min" in done.stdout and "share of match time" in done.stdout
-    result = json.loads(out.read_text())
     assert result["tournament"]["matches"] == 6
     for name in ("local", "celery"):
         run = result[name]
