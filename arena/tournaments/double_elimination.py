@@ -29,7 +29,6 @@ from arena.tournaments._common import Context, check_bool
 from arena.tournaments.knockout import Node, from_seed, loser_of, seeding_order, winner_of
 from arena.tournaments.model import BracketRound, BracketSection, MatchResult, Pairing, Plan
 from arena.tournaments.single_elimination import bracket_size
-from arena.tournaments.standings import rank_by_level, tally
 
 __all__ = ["DoubleElimination"]
 
@@ -72,19 +71,7 @@ class DoubleElimination:
     ) -> Plan:
         """Plan both brackets and the final from the results so far."""
         ctx = Context(participants, results, withdrawn, seed, self.duplicate)
-        outcome = knockout.evaluate(self.nodes(len(ctx.participants)), ctx)
-        ctx.check_all_used()
-        tallies = tally(ctx.participants, outcome.pairings)
-        return Plan(
-            self.name,
-            self.options(),
-            ctx.participants,
-            ctx.withdrawn,
-            outcome.pairings,
-            rank_by_level(tallies, outcome.levels, ctx.out),
-            _sections(outcome.pairings),
-            outcome.finished,
-        )
+        return knockout.plan(self, self.nodes(len(ctx.participants)), ctx, _sections)
 
 
 @functools.lru_cache(maxsize=64)

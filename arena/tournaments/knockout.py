@@ -9,16 +9,26 @@ both sides are known, never changes.
 
 Each node may place its loser (and, for a third-place match or a final, its winner) at a
 *level*; standings rank participants by level, higher is better, still-in above everyone.
-:func:`seeding_order` gives the standard seed positions (1 v 16, 8 v 9, ...).
+:func:`seeding_order` gives the standard seed positions (1 v 16, 8 v 9, ...); :func:`plan` turns
+an evaluated bracket into a format's :class:`~arena.tournaments.model.Plan`.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from arena.tournaments._common import Context
-from arena.tournaments.model import Pairing, Source, SourceKind, Status
+from arena.tournaments.model import (
+    BracketSection,
+    Format,
+    Pairing,
+    Plan,
+    Source,
+    SourceKind,
+    Status,
+)
+from arena.tournaments.standings import rank_by_level, tally
 
 __all__ = [
     "EMPTY",
@@ -27,6 +37,7 @@ __all__ = [
     "evaluate",
     "from_seed",
     "loser_of",
+    "plan",
     "seeding_order",
     "winner_of",
 ]
@@ -176,6 +187,29 @@ def evaluate(nodes: Sequence[Node], ctx: Context) -> Outcome:
         pairings.append(pairing)
     finished = all(p.is_settled for p in pairings)
     return Outcome(tuple(pairings), levels, finished)
+
+
+def plan(
+    fmt: Format,
+    nodes: Sequence[Node],
+    ctx: Context,
+    sections: Callable[[tuple[Pairing, ...]], tuple[BracketSection, ...]],
+) -> Plan:
+    """A knockout format's plan: its bracket evaluated against the results, laid out by
+    ``sections``, participants ranked by the level they reached."""
+    outcome = evaluate(nodes, ctx)
+    ctx.check_all_used()
+    tallies = tally(ctx.participants, outcome.pairings)
+    return Plan(
+        fmt.name,
+        fmt.options(),
+        ctx.participants,
+        ctx.withdrawn,
+        outcome.pairings,
+        rank_by_level(tallies, outcome.levels, ctx.out),
+        sections(outcome.pairings),
+        outcome.finished,
+    )
 
 
 def _unplayed(

@@ -21,8 +21,7 @@ from typing import Any
 from arena.tournaments import knockout
 from arena.tournaments._common import Context, check_bool
 from arena.tournaments.knockout import Node, from_seed, loser_of, seeding_order, winner_of
-from arena.tournaments.model import BracketRound, BracketSection, MatchResult, Plan
-from arena.tournaments.standings import rank_by_level, tally
+from arena.tournaments.model import BracketRound, BracketSection, MatchResult, Pairing, Plan
 
 __all__ = ["SingleElimination", "bracket_size", "round_name"]
 
@@ -105,31 +104,24 @@ class SingleElimination:
     ) -> Plan:
         """Plan the bracket from the results so far (see the module docstring)."""
         ctx = Context(participants, results, withdrawn, seed, self.duplicate)
-        nodes = self.nodes(len(ctx.participants))
-        outcome = knockout.evaluate(nodes, ctx)
-        ctx.check_all_used()
-        size = bracket_size(len(ctx.participants))
-        depth = size.bit_length() - 1
-        main = tuple(
-            BracketRound(
-                r,
-                round_name(size >> (r - 1)),
-                tuple(p.key for p in outcome.pairings if p.section == "main" and p.round == r),
-            )
-            for r in range(1, depth + 1)
+        n = len(ctx.participants)
+        return knockout.plan(self, self.nodes(n), ctx, lambda pairings: _sections(n, pairings))
+
+
+def _sections(n: int, pairings: Sequence[Pairing]) -> tuple[BracketSection, ...]:
+    """The main bracket's rounds (named by players left), then the third-place match."""
+    size = bracket_size(n)
+    depth = size.bit_length() - 1
+    main = tuple(
+        BracketRound(
+            r,
+            round_name(size >> (r - 1)),
+            tuple(p.key for p in pairings if p.section == "main" and p.round == r),
         )
-        sections = [BracketSection("main", main)]
-        if any(p.key == "3P" for p in outcome.pairings):
-            third = BracketRound(depth, "Third place", ("3P",))
-            sections.append(BracketSection("third_place", (third,)))
-        tallies = tally(ctx.participants, outcome.pairings)
-        return Plan(
-            self.name,
-            self.options(),
-            ctx.participants,
-            ctx.withdrawn,
-            outcome.pairings,
-            rank_by_level(tallies, outcome.levels, ctx.out),
-            tuple(sections),
-            outcome.finished,
-        )
+        for r in range(1, depth + 1)
+    )
+    sections = [BracketSection("main", main)]
+    if any(p.key == "3P" for p in pairings):
+        third = BracketRound(depth, "Third place", ("3P",))
+        sections.append(BracketSection("third_place", (third,)))
+    return tuple(sections)
