@@ -63,22 +63,15 @@ class MatchTimeLimitError(Exception):
 
 
 class _Heartbeat:
-    """Renews the lease every third of its length; remembers if it was lost."""
+    """Renews the lease every third of its length; remembers if it was lost. Its
+    :meth:`check`, run after every deal, also stops a match past its time limit."""
 
-    def __init__(
-        self,
-        db: Database,
-        claim: Claim,
-        lease_seconds: int,
-        time_limit: float,
-        clock: Callable[[], float] = time.monotonic,
-    ) -> None:
+    def __init__(self, db: Database, claim: Claim, lease_seconds: int, time_limit: float) -> None:
         self.db = db
         self.claim = claim
         self.lease_seconds = lease_seconds
         self.time_limit = time_limit
-        self.clock = clock
-        self.started = clock()
+        self.started = time.monotonic()
         self.lost = threading.Event()
         self._stop = threading.Event()
         self._thread = threading.Thread(
@@ -113,7 +106,7 @@ class _Heartbeat:
         """
         if self.lost.is_set():
             raise LeaseLostError(f"match {self.claim.match_id} attempt {self.claim.attempt}")
-        elapsed = self.clock() - self.started
+        elapsed = time.monotonic() - self.started
         if elapsed > self.time_limit:
             raise MatchTimeLimitError(
                 f"match {self.claim.match_id} ran {elapsed:.0f} s, past the time limit of"
