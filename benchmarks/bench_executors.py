@@ -226,6 +226,32 @@ def run_batch(
     }
 
 
+def start_celery_workers(
+    procs: Processes,
+    executor: CeleryExecutor,
+    prefix: str,
+    threads: int,
+    env: dict[str, str],
+    count: int = 2,
+) -> None:
+    """Start ``count`` ``gin-arena worker`` processes and wait until each answers a ping."""
+    names = [f"{prefix}-{w}" for w in range(count)]
+    for name in names:
+        argv = [*gin_arena(), "worker", "--concurrency", str(threads)]
+        argv += ["--hostname", f"{name}@%h", "--loglevel", "WARNING"]
+        procs.start(name, argv, env)
+    for name in names:
+        # "ready" is logged at INFO; at WARNING the worker prints its banner only, so ask the
+        # worker itself.
+        wait_for(
+            lambda n=name: bool(
+                executor.app.control.ping([f"{n}@{socket.gethostname()}"], timeout=0.5)
+            ),
+            120,
+            f"worker {name}",
+        )
+
+
 def local_round(
     settings: Settings,
     db: Database,
@@ -253,31 +279,7 @@ def celery_round(
     procs = Processes(log_dir)
     executor = CeleryExecutor(settings)
     try:
-        names = []
-        for w in range(2):
-            name = f"bench{index}-{w}"
-            argv = [
-                *gin_arena(),
-                "worker",
-                "--concurrency",
-                str(sizes.threads),
-                "--hostname",
-                f"{name}@%h",
-                "--loglevel",
-                "WARNING",
-            ]
-            procs.start(name, argv, env)
-            names.append(name)
-        for name in names:
-            # "ready" is logged at INFO; at WARNING the worker prints its banner only, so
-            # ask the worker itself.
-            wait_for(
-                lambda n=name: bool(
-                    executor.app.control.ping([f"{n}@{socket.gethostname()}"], timeout=0.5)
-                ),
-                120,
-                f"worker {name}",
-            )
+        start_celery_workers(procs, executor, f"bench{index}", sizes.threads, env)
         run_batch(db, executor.submit, bots, rules, range(10_000, 10_000 + sizes.warmup))
         return run_batch(db, executor.submit, bots, rules, seeds)
     finally:

@@ -34,7 +34,6 @@ import contextlib
 import json
 import os
 import platform
-import socket
 import statistics
 import sys
 import tempfile
@@ -45,7 +44,13 @@ from pathlib import Path
 from typing import Any
 
 import redis
-from bench_executors import Processes, fresh_services, gin_arena, serve_house_bots, wait_for
+from bench_executors import (
+    Processes,
+    fresh_services,
+    serve_house_bots,
+    start_celery_workers,
+    wait_for,
+)
 from sqlalchemy import func, select
 
 from arena.bots.house import HOUSE_KINDS
@@ -163,21 +168,7 @@ def celery_run(
     executor = CeleryExecutor(settings)
     try:
         with probed_environ(timings) as probe:
-            names = []
-            for w in range(2):
-                name = f"benchtour-{w}"
-                argv = [*gin_arena(), "worker", "--concurrency", str(sizes.threads)]
-                argv += ["--hostname", f"{name}@%h", "--loglevel", "WARNING"]
-                procs.start(name, argv, {**env, **probe})
-                names.append(name)
-        for name in names:
-            wait_for(
-                lambda n=name: bool(
-                    executor.app.control.ping([f"{n}@{socket.gethostname()}"], timeout=0.5)
-                ),
-                120,
-                f"worker {name}",
-            )
+            start_celery_workers(procs, executor, "benchtour", sizes.threads, {**env, **probe})
         warm_up(db, executor.submit, bots, sizes.rules)
         return play_tournament(db, executor.submit, bots, sizes.rules, "bench celery")
     finally:
