@@ -39,6 +39,7 @@ __all__ = [
     "parse_card",
     "parse_cards",
     "parse_hand",
+    "parse_mask",
     "shuffled_deck",
 ]
 
@@ -136,6 +137,12 @@ for _card in CARDS:
     if _name[0] == "T":
         _BY_NAME["10" + _name[1]] = _card
         _BY_NAME["10" + _name[1].upper()] = _card
+#: Each card's bit, by the card itself and by every text form parsing accepts (no whitespace):
+#: the fast path of :func:`parse_mask`.
+_BIT: Final[dict[str | Card, int]] = {card: 1 << card for card in CARDS}
+_BIT.update((name, 1 << card) for name, card in _BY_NAME.items())
+_BIT_OF: Final = _BIT.__getitem__
+_TOKEN_TYPES: Final = frozenset((Card, str))
 #: Deadwood value by card index.
 CARD_VALUES: Final[tuple[int, ...]] = tuple(_VALUES[i % 13] for i in range(52))
 
@@ -170,6 +177,35 @@ def parse_cards(cards: str | Iterable[str | Card]) -> tuple[Card, ...]:
         seen.add(card)
         out.append(card)
     return tuple(out)
+
+
+def parse_mask(cards: str | Iterable[str | Card]) -> int:
+    """The 52-bit mask of cards given as :func:`parse_cards` takes them, with the same checks.
+
+    The fast path behind the public ``deadwood()``: each token's bit comes from one dict
+    lookup and the bits are summed; the sum has one bit per token exactly when no card repeats
+    (a repeated bit carries). Anything unusual (an unknown token, padding, a duplicate, a plain
+    ``int``) goes through :func:`parse_cards`, which names the offending token.
+
+    >>> parse_mask("As 2c") == (1 << 39) | (1 << 1)
+    True
+    """
+    kind = type(cards)
+    tokens: Sequence[str | Card]
+    if kind is list or kind is tuple:  # the common case first: no copy
+        tokens = cards  # type: ignore[assignment]
+    elif isinstance(cards, str):
+        tokens = (cards.replace(",", " ") if "," in cards else cards).split()
+    else:
+        tokens = list(cards)
+    try:
+        mask: int = sum(map(_BIT_OF, tokens))
+    except (KeyError, TypeError):
+        return cards_to_mask(parse_cards(tokens))
+    # The type check keeps refusing plain ints (and bools), which hash like the Card keys.
+    if mask.bit_count() != len(tokens) or not _TOKEN_TYPES.issuperset(map(type, tokens)):
+        return cards_to_mask(parse_cards(tokens))
+    return mask
 
 
 def parse_hand(cards: str | Iterable[str | Card], sizes: Sequence[int]) -> tuple[Card, ...]:

@@ -1,7 +1,8 @@
 """The ``gin-arena`` command line: one sub-command per job, each a thin call into the package.
 
-Errors a user can cause (a bad option value, an unreachable bot URL) end with a one-line
-message and exit status 2, never a traceback.
+Errors a user can cause (a bad option value, a port that cannot be listened on, a malformed
+secret, an unsupported database URL, an unreachable bot URL) end with a one-line message and
+exit status 2, never a traceback. Ctrl-C ends a long-running command quietly.
 """
 
 from __future__ import annotations
@@ -13,12 +14,12 @@ import sys
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NoReturn
 
 from rich.console import Console
 
 from arena.bots.strategies import STRATEGIES
-from arena.match import MatchProgress, play_match
+from arena.match import MatchProgress, NeitherStartedError, play_match
 from arena.players import HeuristicPlayer, Player, RandomPlayer
 from arena.rules.ruleset import RuleSet, RuleSetError
 from arena.settings import Settings, SettingsError, load_settings
@@ -39,6 +40,67 @@ IN_PROCESS_PLAYERS: dict[str, Callable[[str, int], Player]] = {
 
 class UsageError(Exception):
     """A user error: printed as one line, exit status 2."""
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse, but a mistyped command line is one line (what is wrong, where to read more),
+    not a usage block followed by the error."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(2, f"{self.prog}: error: {message} (see `{self.prog} --help`)\n")
+
+
+def _console() -> Console:
+    """The console for progress on stderr: lines are never hard-wrapped (when stderr is a file
+    or a pipe, rich would otherwise wrap at 80 columns)."""
+    return Console(stderr=True, soft_wrap=True)
+
+
+def _wait_option(value: float) -> float:
+    if not 0 <= value <= 600:  # also refuses nan
+        raise UsageError(f"--wait must be 0 to 600 seconds, not {value:g}")
+    return value
+
+
+def _port(value: int, option: str = "--port") -> int:
+    if not 0 <= value <= 65535:
+        raise UsageError(f"{option} must be 0 to 65535 (0: any free port), not {value}")
+    return value
+
+
+def _secret(value: str | None, option: str = "--secret") -> str | None:
+    """A ``whsec_`` signing secret given on the command line, checked now (None passes)."""
+    if value is None:
+        return None
+    from arena.protocol.signing import SecretError, parse_secret
+
+    try:
+        if not value.startswith("whsec_"):
+            raise SecretError("a secret must start with 'whsec_' (then base64 of 24 to 64 bytes)")
+        parse_secret(value)
+    except SecretError as exc:
+        raise UsageError(f"{option}: {exc}") from None
+    return value
+
+
+def _check_listen(host: str, port: int) -> None:
+    """Fail with one line now if ``host:port`` cannot be listened on (busy, or no such
+    address here), before anything is started."""
+    import socket
+
+    try:
+        infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE)
+    except (OSError, UnicodeError) as exc:
+        raise UsageError(f"cannot listen on {host}:{port}: unknown host ({exc})") from None
+    family, kind, proto, _, address = infos[0]
+    sock = socket.socket(family, kind, proto)
+    try:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        sock.bind(address)
+    except OSError as exc:
+        raise UsageError(f"cannot listen on {host}:{port}: {exc.strerror or exc}") from None
+    finally:
+        sock.close()
 
 
 def _rules(args: argparse.Namespace) -> RuleSet:
@@ -80,7 +142,7 @@ def cmd_selfplay(args: argparse.Namespace) -> int:
     if len(kinds) != 2 or any(k not in IN_PROCESS_PLAYERS for k in kinds):
         raise UsageError(f"--players takes two of {', '.join(IN_PROCESS_PLAYERS)}, comma-separated")
     rules = _rules(args)
-    console = Console(stderr=True)
+    console = _console()
     records = []
     wins = [0, 0]
     started = time.perf_counter()
@@ -161,7 +223,10 @@ def cmd_demo(args: argparse.Namespace) -> int:
     from arena.tournaments import FormatError
 
     settings = _settings()
-    console = Console(stderr=True)
+    _port(args.port)
+    if not args.no_serve:
+        _check_listen(args.host, args.port)
+    console = _console()
 
     def serve(tournament_id: int) -> int:
         # While the house bots still run: challenges made through the API can be played.
@@ -191,30 +256,46 @@ def _serve(
     tournament_id: int | None,
     threads: int = 8,
 ) -> int:
-    """Serve the API and pages with a production WSGI server until interrupted."""
+    """Serve the API and pages with a production WSGI server until interrupted.
+
+    The address is announced once it is bound (so ``--port 0`` shows the port chosen).
+    """
     from arena.api.server import serve
 
-    where = f"http://{host}:{port}/"
-    if tournament_id is not None:
-        console.print(f"pages: {where}tournaments/{tournament_id}  (Ctrl-C to stop)")
-    else:
-        console.print(f"serving {where}  (Ctrl-C to stop)")
-    with contextlib.suppress(KeyboardInterrupt):
-        serve(settings, host=host, port=port, threads=threads)
+    _check_listen(host, port)
+    bound = False
+
+    def ready(url: str) -> None:
+        nonlocal bound
+        bound = True
+        if tournament_id is not None:
+            console.print(f"pages: {url}/tournaments/{tournament_id}  (Ctrl-C to stop)")
+        else:
+            console.print(f"serving {url}/  (Ctrl-C to stop)")
+
+    try:
+        with contextlib.suppress(KeyboardInterrupt):
+            serve(settings, host=host, port=port, threads=threads, on_ready=ready)
+    except OSError as exc:
+        if bound:
+            raise
+        raise UsageError(f"cannot listen on {host}:{port}: {exc.strerror or exc}") from None
     return 0
 
 
 def cmd_serve(args: argparse.Namespace) -> int:
     """Serve the API and pages (and, with the local executor, play submitted matches)."""
     settings = _settings()
+    _port(args.port)
+    if args.threads < 1:
+        raise UsageError("--threads must be at least 1")
+    _check_listen(args.host, args.port)
     if settings.database_url.startswith("sqlite"):
         # The embedded default creates its schema; other databases: `gin-arena db upgrade`.
         _tournament_db(settings).dispose()
     else:
         _existing_database(settings).dispose()
-    if args.threads < 1:
-        raise UsageError("--threads must be at least 1")
-    return _serve(settings, args.host, args.port, Console(stderr=True), None, args.threads)
+    return _serve(settings, args.host, args.port, _console(), None, args.threads)
 
 
 def _tournament_db(settings: Settings) -> Database:
@@ -226,6 +307,7 @@ def _tournament_db(settings: Settings) -> Database:
 
 
 def _bot_ids(db: Database, names: Sequence[str] | None) -> list[int] | None:
+    """Bot ids for names or ids (a name is looked up first: a bot may be named ``7``)."""
     if not names:
         return None
     from sqlalchemy import select
@@ -239,9 +321,13 @@ def _bot_ids(db: Database, names: Sequence[str] | None) -> list[int] | None:
             if bot is None and name.isdigit():
                 bot = session.get(Bot, int(name))
             if bot is None:
-                raise UsageError(f"no bot named {name!r}")
+                raise UsageError(f"no bot named {name!r} (and no bot with that id)")
             out.append(bot.id)
     return out
+
+
+#: Format options naming a bot: given by name or id, stored as the bot's id.
+BOT_OPTIONS = {"gauntlet": ("challenger",)}
 
 
 def cmd_tournament_create(args: argparse.Namespace) -> int:
@@ -250,12 +336,18 @@ def cmd_tournament_create(args: argparse.Namespace) -> int:
 
     settings = _settings()
     db = _tournament_db(settings)
+    options = _options(args.option)
+    for key in BOT_OPTIONS.get(args.format, ()):
+        if key in options and not isinstance(options[key], bool):
+            ids = _bot_ids(db, [str(options[key])])
+            assert ids is not None
+            options[key] = str(ids[0])
     try:
         tournament_id = create_tournament(
             db,
             name=args.name,
             format_name=args.format,
-            options=_options(args.option),
+            options=options,
             bot_ids=_bot_ids(db, args.bots),
             rules=_rules(args),
             seed=args.seed,
@@ -269,14 +361,14 @@ def cmd_tournament_create(args: argparse.Namespace) -> int:
 
 def cmd_tournament_start(args: argparse.Namespace) -> int:
     """Start a tournament; with the local executor, play it to the end here."""
-    from arena.executors import make_executor
+    from arena.executors import LocalExecutor, make_executor
     from arena.progress import standings_table, watch_tournament
     from arena.services.ratings import refit_ratings
     from arena.services.tournaments import TournamentStateError, start_tournament
 
     settings = _settings()
-    db = _tournament_db(settings)
-    console = Console(stderr=True)
+    db = _existing_database(settings)
+    console = _console()
     executor = make_executor(settings)
     try:
         report = start_tournament(db, args.tournament_id, executor.submit)
@@ -284,7 +376,12 @@ def cmd_tournament_start(args: argparse.Namespace) -> int:
             f"tournament {args.tournament_id}: {len(report.scheduled)} match(es) scheduled"
         )
         if settings.executor_kind == "local" or args.wait:
-            watch_tournament(db, args.tournament_id, console)
+            try:
+                watch_tournament(db, args.tournament_id, console)
+            except KeyboardInterrupt:  # Ctrl-C: local workers stop now (queued matches wait)
+                if isinstance(executor, LocalExecutor):
+                    executor.terminate()
+                raise
             refit_ratings(db, min_matches=settings.provisional_matches)
             console.print(standings_table(db, args.tournament_id))
     except (LookupError, TournamentStateError) as exc:
@@ -299,8 +396,8 @@ def cmd_tournament_status(args: argparse.Namespace) -> int:
     from arena.progress import snapshot, standings_table
 
     settings = _settings()
-    db = _tournament_db(settings)
-    console = Console()
+    db = _existing_database(settings)
+    console = Console(soft_wrap=True)
     try:
         snap = snapshot(db, args.tournament_id)
     except Exception as exc:
@@ -320,7 +417,7 @@ def cmd_tournament_cancel(args: argparse.Namespace) -> int:
     from arena.services.tournaments import TournamentStateError, cancel_tournament
 
     settings = _settings()
-    db = _tournament_db(settings)
+    db = _existing_database(settings)
     try:
         cancelled = cancel_tournament(db, args.tournament_id)
     except (LookupError, TournamentStateError) as exc:
@@ -333,15 +430,74 @@ def cmd_bot_serve(args: argparse.Namespace) -> int:
     """Serve a house bot on 127.0.0.1 until interrupted."""
     from arena.bots.house import house_bot
 
+    _port(args.port)
+    secret = _secret(args.secret)
     try:
-        server = house_bot(args.kind, port=args.port, host=args.host, secret=args.secret)
-    except OSError as exc:
-        raise UsageError(
-            f"cannot listen on {args.host}:{args.port}: {exc.strerror or exc}"
-        ) from None
-    print(f"house bot {args.kind!r} listening on {server.url}", file=sys.stderr)
+        server = house_bot(args.kind, port=args.port, host=args.host, secret=secret)
+    except (OSError, OverflowError, UnicodeError) as exc:
+        reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else exc
+        raise UsageError(f"cannot listen on {args.host}:{args.port}: {reason}") from None
     with contextlib.suppress(KeyboardInterrupt):
+        print(f"house bot {args.kind!r} listening on {server.url}", file=sys.stderr)
         server.serve_forever()
+    return 0
+
+
+def cmd_bot_register(args: argparse.Namespace) -> int:
+    """Check the bot at URL and register it (what ``POST /api/v1/bots`` does)."""
+    from arena.services.bots import enroll_bot
+
+    settings = _settings()
+    secret = _secret(args.secret)
+    db = _tournament_db(settings)
+    try:
+        enrolled = enroll_bot(
+            db, settings, name=args.name, url=args.url, owner=args.owner, secret=secret
+        )
+    except ValueError as exc:
+        raise UsageError(str(exc)) from None
+    finally:
+        db.dispose()
+    print(f"bot {enrolled.bot_id} {args.name!r} registered at {args.url}")
+    print(f"owner token:    {enrolled.token}  (shown once: the owner's API key)")
+    if secret is None:
+        print(f"signing secret: {enrolled.secret}  (shown once: the bot verifies requests with it)")
+    else:
+        print("signing secret: the one given with --secret")
+    return 0
+
+
+def cmd_bot_list(args: argparse.Namespace) -> int:
+    """Every registered bot: id, name, status, Elo, owner, URL."""
+    from arena.services.bots import list_registered_bots
+
+    db = _existing_database(_settings())
+    try:
+        bots = list_registered_bots(db)
+    finally:
+        db.dispose()
+    if args.json:
+        rows = [
+            {
+                "id": b.id,
+                "name": b.name,
+                "status": b.status.value,
+                "elo": round(b.elo, 1),
+                "owner": b.owner,
+                "url": b.url,
+            }
+            for b in bots
+        ]
+        print(json.dumps(rows, indent=2))
+        return 0
+    if not bots:
+        print("no bots registered (gin-arena bot register NAME URL)")
+        return 0
+    table = [("id", "name", "status", "elo", "owner", "url")]
+    table += [(str(b.id), b.name, b.status.value, f"{b.elo:.0f}", b.owner, b.url) for b in bots]
+    widths = [max(len(row[i]) for row in table) for i in range(len(table[0]) - 1)]
+    for row in table:
+        print("  ".join(c.ljust(w) for c, w in zip(row, widths, strict=False)) + "  " + row[-1])
     return 0
 
 
@@ -349,9 +505,12 @@ def cmd_bot_check(args: argparse.Namespace) -> int:
     """Check a bot's conformance; exit 0 on pass, 1 on fail."""
     from arena.bots.check import check_bot
 
+    secret = _secret(args.secret)
+    wait_s = _wait_option(args.wait)
+    _wait_until_listening(args.url, allow_loopback=not args.production, wait_s=wait_s)
     report = check_bot(
         args.url,
-        secret=args.secret,
+        secret=secret,
         allow_loopback=not args.production,
         repeats=args.repeats,
         deadline_ms=args.deadline_ms,
@@ -365,39 +524,177 @@ def cmd_match(args: argparse.Namespace) -> int:
     from arena.protocol.http_player import HttpPlayer
 
     rules = _rules(args)
-    console = Console(stderr=True)
-    secrets = [args.secret_a or args.secret, args.secret_b or args.secret]
-    players: list[Player] = [
-        HttpPlayer(url, name=url, secret=secrets[i], allow_loopback=not args.production)
-        for i, url in enumerate((args.url_a, args.url_b))
+    console = _console()
+    secrets = [
+        _secret(args.secret_a, "--secret-a") or _secret(args.secret),
+        _secret(args.secret_b, "--secret-b") or _secret(args.secret),
     ]
+    urls = (args.url_a, args.url_b)
+    # A mistyped or dead URL is the user's error, not a forfeit: ask each bot who it is first.
+    wait_s = _wait_option(args.wait)
+    names = [_bot_name(url, allow_loopback=not args.production, wait_s=wait_s) for url in urls]
+    if names[0] == names[1]:
+        names = [f"{names[0]} (a)", f"{names[1]} (b)"]
+    players: list[Player] = [
+        HttpPlayer(url, name=names[i], secret=secrets[i], allow_loopback=not args.production)
+        for i, url in enumerate(urls)
+    ]
+    if not args.quiet:
+        for seat, url in zip("ab", urls, strict=True):
+            console.print(f"{seat}: {names['ab'.index(seat)]} at {url}", highlight=False)
 
     def progress(p: MatchProgress) -> None:
+        # Numbered as in the record: games[i].index and games[i].hands[j].index, from 0.
         console.print(
-            f"game {p.game + 1} deal {p.deal + 1}: {p.last.outcome.value:<8} "
+            f"game {p.game} deal {p.deal}: {p.last.outcome.value:<8} "
             f"points a {p.game_points[0]:>3} b {p.game_points[1]:>3}  "
-            f"games a {p.games_won[0]} b {p.games_won[1]}",
+            f"games won a {p.games_won[0]} b {p.games_won[1]}",
             highlight=False,
         )
 
-    record = play_match(
-        players,
-        rules,
-        seed=args.seed,
-        match_id=args.match_id or f"match-{args.seed}",
-        on_progress=None if args.quiet else progress,
-    )
+    try:
+        record = play_match(
+            players,
+            rules,
+            seed=args.seed,
+            match_id=args.match_id or f"match-{args.seed}",
+            on_progress=None if args.quiet else progress,
+        )
+    except NeitherStartedError as exc:  # both answered GET / a moment ago, then failed /start
+        raise UsageError(f"{urls[0]} and {urls[1]}: {exc}") from None
     data = record.to_dict()
     console.print(transcript(data, deals=False), highlight=False)
     print(json.dumps(data, indent=None if args.compact else 2))
     return 0
 
 
+#: How long ``match`` and ``bot check`` wait for a URL that refuses connections to start
+#: listening (a bot started with ``&`` on the line before may still be starting).
+START_WAIT_S = 5.0
+
+
+def _add_wait_option(p: argparse.ArgumentParser) -> None:
+    """``--wait S`` of ``match`` and ``bot check`` (checked by :func:`_wait_option`)."""
+    p.add_argument(
+        "--wait",
+        type=float,
+        default=START_WAIT_S,
+        metavar="S",
+        help="wait up to S seconds for a URL that refuses connections to start listening"
+        f" (default {START_WAIT_S:g}; 0: do not wait)",
+    )
+
+
+def _wait_until_listening(url: str, *, allow_loopback: bool, wait_s: float) -> None:
+    """Return once something accepts connections at ``url``, or after ``wait_s`` seconds of
+    refused connections (saying so on a terminal). Anything but a refusal (a URL the guard
+    refuses, an unknown host, a timeout) returns at once: the caller reports it."""
+    from arena.protocol.urlguard import UrlRejectedError, open_connection, resolve_and_check
+
+    try:
+        target = resolve_and_check(url, allow_loopback=allow_loopback)
+    except (UrlRejectedError, OSError, UnicodeError):
+        return
+    deadline = time.monotonic() + wait_s
+    said = False
+    while True:
+        try:
+            open_connection(target, 2.0).close()
+            return
+        except ConnectionRefusedError:
+            if time.monotonic() >= deadline:
+                return
+            if not said and sys.stderr.isatty():
+                print(f"waiting up to {wait_s:g} s for a bot at {url} ...", file=sys.stderr)
+                said = True
+            time.sleep(0.1)
+        except OSError:
+            return
+
+
+def _bot_name(url: str, *, allow_loopback: bool, wait_s: float = 0.0) -> str:
+    """The name a bot gives in its ``GET /`` info; UsageError naming ``url`` if there is no
+    gin-arena bot there (refused URL, unknown host, nothing listening, not bot info)."""
+    from arena.protocol.transport import Transport, TransportError
+    from arena.protocol.urlguard import (
+        UrlRejectedError,
+        open_connection,
+        open_tls_connection,
+        resolve_and_check,
+    )
+    from arena.protocol.wire import PROTOCOL_VERSION, WireError, decode_info
+
+    try:
+        target = resolve_and_check(url, allow_loopback=allow_loopback)
+    except UrlRejectedError as exc:
+        raise UsageError(f"{url}: URL refused: {exc}") from None
+    except (OSError, UnicodeError) as exc:
+        raise UsageError(f"{url}: cannot resolve the host: {exc}") from None
+
+    if wait_s > 0:
+        _wait_until_listening(url, allow_loopback=allow_loopback, wait_s=wait_s)
+
+    def connect(timeout: float) -> Any:
+        if target.scheme == "https":
+            return open_tls_connection(target, timeout)
+        return open_connection(target, timeout)
+
+    transport = Transport(target.host_header, connect, base_path=target.path)
+    try:
+        body = transport.request("GET", "/", None, {"Accept": "application/json"}, 5.0).body
+    except TransportError as exc:
+        waited = f", for {wait_s:g} s" if exc.detail == "connection refused" and wait_s else ""
+        raise UsageError(
+            f"{url}: no bot answers GET / ({exc.kind}: {exc.detail}{waited})"
+        ) from None
+    finally:
+        transport.close()
+    try:
+        info = decode_info(body)
+    except WireError as exc:
+        raise UsageError(f"{url}: GET / did not answer with bot info: {exc}") from None
+    if info.protocol != PROTOCOL_VERSION:
+        raise UsageError(
+            f"{url}: the bot speaks {info.protocol!r}; this arena speaks {PROTOCOL_VERSION!r}"
+        )
+    # The bot names itself: shown on the terminal, so never its control characters (an escape
+    # sequence would rewrite the screen) and never more than a line.
+    name = "".join(c if c.isprintable() else ascii(c)[1:-1] for c in info.name)
+    return name if len(name) <= 80 else name[:79] + "…"
+
+
 def _settings(**overrides: Any) -> Settings:
     try:
-        return load_settings(None, **overrides)
+        settings = load_settings(None, **overrides)
     except SettingsError as exc:
         raise UsageError(str(exc)) from None
+    _check_database_url(settings.database_url)
+    return settings
+
+
+#: The databases gin-arena runs on: SQLAlchemy backend name -> the drivers installed for it.
+DATABASE_DRIVERS = {"sqlite": ("pysqlite",), "postgresql": ("psycopg",)}
+
+
+def _check_database_url(url: str) -> None:
+    """ARENA_DATABASE_URL must name SQLite or PostgreSQL through psycopg (one line if not)."""
+    from sqlalchemy.engine import make_url
+    from sqlalchemy.exc import ArgumentError
+
+    try:
+        parsed = make_url(url)
+    except ArgumentError:
+        raise UsageError(
+            "ARENA_DATABASE_URL is not a database URL: use sqlite:///PATH or"
+            " postgresql+psycopg://USER:PASSWORD@HOST/DB"
+        ) from None
+    backend, driver = parsed.get_backend_name(), parsed.get_driver_name()
+    if driver not in DATABASE_DRIVERS.get(backend, ()):
+        shown = parsed.render_as_string(hide_password=True)
+        raise UsageError(
+            f"ARENA_DATABASE_URL {shown}: gin-arena runs on SQLite (sqlite:///PATH) and"
+            " PostgreSQL (postgresql+psycopg://USER:PASSWORD@HOST/DB) only"
+        )
 
 
 def _database(settings: Settings) -> Database:
@@ -425,8 +722,8 @@ def _existing_database(settings: Settings) -> Database:
         path = Path(url.database)
         if not path.exists():
             raise UsageError(
-                f"no database at {path.resolve()}: set ARENA_DATABASE_URL, or run from the"
-                " directory holding arena.db"
+                f"no database at {path.resolve()}: run `gin-arena db upgrade` to create one,"
+                " or set ARENA_DATABASE_URL, or run from the directory holding arena.db"
             )
     db = _database(settings)
     problem = schema_problem(db)
@@ -516,7 +813,7 @@ def cmd_replay(args: argparse.Namespace) -> int:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="gin-arena", description="Gin Rummy bot arena")
+    parser = _Parser(prog="gin-arena", description="Gin Rummy bot arena")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
     p = sub.add_parser(
@@ -588,12 +885,13 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--production", action="store_true", help="refuse loopback URLs, as the service does"
     )
+    _add_wait_option(p)
     p.add_argument("--quiet", action="store_true", help="no per-deal progress on stderr")
     p.add_argument("--compact", action="store_true", help="print the JSON on one line")
     _add_rules_options(p)
     p.set_defaults(func=cmd_match)
 
-    bot = sub.add_parser("bot", help="serve or check bots").add_subparsers(
+    bot = sub.add_parser("bot", help="register, list, serve or check bots").add_subparsers(
         dest="bot_command", required=True, metavar="BOT_COMMAND"
     )
     p = bot.add_parser("serve", help="serve a house bot on 127.0.0.1")
@@ -602,10 +900,30 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--host", default="127.0.0.1")
     p.add_argument("--secret", help="verify the arena's signatures with this secret")
     p.set_defaults(func=cmd_bot_serve)
+    p = bot.add_parser(
+        "register", help="check the bot at URL and register it (prints its token and secret)"
+    )
+    p.add_argument("name", metavar="NAME", help="the bot's unique name")
+    p.add_argument("url", metavar="URL", help="where the bot serves the protocol")
+    p.add_argument(
+        "--owner",
+        default="organiser",
+        help="the owner's contact, e.g. an e-mail address (default 'organiser')",
+    )
+    p.add_argument(
+        "--secret",
+        help="the bot's signing secret (whsec_...), if the owner brings one (default: a new one)",
+    )
+    p.set_defaults(func=cmd_bot_register)
+    p = bot.add_parser("list", help="every registered bot: id, name, status, Elo, owner, URL")
+    p.add_argument("--json", action="store_true", help="print the list as JSON")
+    p.set_defaults(func=cmd_bot_list)
     p = bot.add_parser("check", help="check that a bot speaks the protocol correctly")
     p.add_argument("url", metavar="URL")
     p.add_argument(
-        "--secret", help="the bot's signing secret (also checks forged requests are refused)"
+        "--secret",
+        help="the bot's signing secret (also checks that unsigned, forged, stale, future and"
+        " replayed requests are refused, and a rotation's two signatures accepted)",
     )
     p.add_argument(
         "--repeats", type=int, default=30, help="extra requests for latency (default 30)"
@@ -613,6 +931,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--deadline-ms", type=int, default=1000, help="deadline to check against (default 1000)"
     )
+    _add_wait_option(p)
     p.add_argument(
         "--production", action="store_true", help="refuse loopback URLs, as the service does"
     )

@@ -8,8 +8,12 @@ standings show live Elo, the whole-history rating with its 95% interval, and eac
 
 from __future__ import annotations
 
+import contextlib
 import multiprocessing
 import os
+import signal
+import sys
+import threading
 import time
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -25,7 +29,12 @@ from arena.progress import standings_table, watch_tournament
 from arena.rules.ruleset import RuleSet
 from arena.services.bots import register_bot, set_status, update_bot
 from arena.services.ratings import refit_ratings
-from arena.services.tournaments import create_tournament, start_tournament
+from arena.services.tournaments import (
+    TournamentStateError,
+    cancel_tournament,
+    create_tournament,
+    start_tournament,
+)
 from arena.settings import Settings
 
 __all__ = ["DEMO_BOTS", "run_demo"]
@@ -44,14 +53,23 @@ DEMO_BOTS: tuple[tuple[str, str], ...] = (
 
 
 def _serve_bots(specs: Sequence[tuple[int, str, str, str]], ports: Any, ready: Any) -> None:
-    """Child process: serve every (slot, name, kind, secret) on a free loopback port, forever."""
+    """Child process: serve every (slot, name, kind, secret) on a free loopback port, forever.
+
+    Ctrl-C reaches every process of the terminal's group; the parent stops this one."""
     from arena.bots.house import house_bot  # noqa: PLC0415 - the child's own import
 
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    # A match cut off by Ctrl-C resets the bots' connections: not the user's concern.
+    sys.stderr = open(os.devnull, "w")  # noqa: SIM115 - for the life of this process
     for slot, name, kind, secret in specs:
         ports[slot] = house_bot(kind, name=name, secret=secret, seed=name).start().port
     ready.set()
     while True:
         time.sleep(3600)
+
+
+def _main_thread() -> bool:
+    return threading.current_thread() is threading.main_thread()
 
 
 def _bot_processes(bots: int) -> int:
@@ -101,13 +119,23 @@ def run_demo(
     # process serving all of them would be held to one core by its interpreter lock.
     groups = [specs[i :: _bot_processes(len(specs))] for i in range(_bot_processes(len(specs)))]
     children = []
-    for index, group in enumerate(groups):
-        ready = context.Event()
-        child = context.Process(
-            target=_serve_bots, args=(group, ports, ready), daemon=True, name=f"house-bots-{index}"
-        )
-        child.start()
-        children.append((child, ready))
+    # Started with Ctrl-C ignored (they keep it): the terminal's SIGINT reaches every process of
+    # the group, and this one stops them; a child still importing would print a traceback.
+    previous = signal.signal(signal.SIGINT, signal.SIG_IGN) if _main_thread() else None
+    try:
+        for index, group in enumerate(groups):
+            ready = context.Event()
+            child = context.Process(
+                target=_serve_bots,
+                args=(group, ports, ready),
+                daemon=True,
+                name=f"house-bots-{index}",
+            )
+            child.start()
+            children.append((child, ready))
+    finally:
+        if previous is not None:
+            signal.signal(signal.SIGINT, previous)
     try:
         if not all(ready.wait(60) for _, ready in children):
             raise RuntimeError("the house bots did not start within 60 s")
@@ -128,8 +156,15 @@ def run_demo(
         console.print(f"tournament {tournament_id}: {format_name}, {len(bots)} bots")
         # Instant bots: more matches at once than cores only adds contention.
         with LocalExecutor(settings, threads=min(settings.worker_threads, 4)) as executor:
-            start_tournament(db, tournament_id, executor.submit)
-            snap = watch_tournament(db, tournament_id, console, timeout_s=timeout_s)
+            try:
+                start_tournament(db, tournament_id, executor.submit)
+                snap = watch_tournament(db, tournament_id, console, timeout_s=timeout_s)
+            except KeyboardInterrupt:  # Ctrl-C: stop now, not after the queued matches
+                executor.terminate()
+                # A demo cut short is not resumed: its queued matches would only slow the next.
+                with contextlib.suppress(TournamentStateError):
+                    cancel_tournament(db, tournament_id)
+                raise
         refit_ratings(db, min_matches=settings.provisional_matches)
         console.print(standings_table(db, tournament_id))
         if snap.counts["failed"]:

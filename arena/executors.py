@@ -16,12 +16,12 @@ from __future__ import annotations
 import logging
 import multiprocessing
 import os
-import queue
+import signal
 import threading
 import time
 from collections.abc import Callable, Iterable
 from concurrent.futures import ThreadPoolExecutor
-from typing import Any, Protocol
+from typing import Any
 
 from sqlalchemy import select
 
@@ -31,21 +31,11 @@ from arena.jobs import run_match_job
 from arena.services.matches import sweep_stuck
 from arena.settings import Settings
 
-__all__ = ["CeleryExecutor", "Executor", "LocalExecutor", "make_executor"]
+__all__ = ["CeleryExecutor", "LocalExecutor", "make_executor"]
 
 log = logging.getLogger(__name__)
 
 Enqueue = Callable[[Iterable[int]], None]
-
-
-class Executor(Protocol):
-    """Plays stored matches, given their ids."""
-
-    def submit(self, match_ids: Iterable[int]) -> None:
-        """Queue matches to be played (after their creation has committed)."""
-
-    def close(self) -> None:
-        """Stop (running matches finish or are picked up again later)."""
 
 
 def after_record(db: Database, match_id: int, enqueue: Enqueue, *, min_matches: int = 10) -> None:
@@ -65,6 +55,8 @@ def sweep_tournaments(db: Database, enqueue: Enqueue, *, min_matches: int = 10) 
 
 def _local_worker(settings: Settings, work: Any, index: int, threads: int) -> None:
     """A worker process: pulls match ids and plays up to ``threads`` of them at once."""
+    # Ctrl-C reaches every process of the terminal's group: the parent stops us (close()).
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
     logging.basicConfig(level=logging.WARNING)
     db = Database(settings.database_url)
     slots = threading.BoundedSemaphore(threads)
@@ -133,10 +125,19 @@ class LocalExecutor:
             )
             for i in range(self.processes)
         ]
-        for proc in self._procs:
-            proc.start()
+        # Started with Ctrl-C ignored, which they keep: a terminal's SIGINT reaches the whole
+        # process group, and a child still importing would print a traceback; we stop them.
+        main = threading.current_thread() is threading.main_thread()
+        previous = signal.signal(signal.SIGINT, signal.SIG_IGN) if main else None
+        try:
+            for proc in self._procs:
+                proc.start()
+        finally:
+            if previous is not None:
+                signal.signal(signal.SIGINT, previous)
         self._db = Database(settings.database_url)
         self._stop = threading.Event()
+        self._closed = False
         self._submitted: set[int] = set()
         self._lock = threading.Lock()
         self._poll_s = poll_s
@@ -174,6 +175,10 @@ class LocalExecutor:
                 log.exception("sweep failed")
 
     def close(self) -> None:
+        """Stop once the matches already queued are played (at most 30 s per process)."""
+        if self._closed:
+            return
+        self._closed = True
         self._stop.set()
         for _ in self._procs:
             self._work.put(None)
@@ -183,6 +188,21 @@ class LocalExecutor:
                 proc.terminate()
         self._work.close()
         self._work.join_thread()
+        self._db.dispose()
+
+    def terminate(self) -> None:
+        """Stop now (Ctrl-C): the worker processes are killed. A match one was playing keeps
+        its lease until it runs out; then a sweep puts it back and it is played from the start."""
+        if self._closed:
+            return
+        self._closed = True
+        self._stop.set()
+        for proc in self._procs:
+            proc.terminate()
+        for proc in self._procs:
+            proc.join(timeout=10)
+        self._work.cancel_join_thread()
+        self._work.close()
         self._db.dispose()
 
     def __enter__(self) -> LocalExecutor:
@@ -221,15 +241,3 @@ def make_executor(settings: Settings) -> LocalExecutor | CeleryExecutor:
     if settings.executor_kind == "celery":
         return CeleryExecutor(settings)
     return LocalExecutor(settings)
-
-
-def drain(work: queue.Queue[int | None]) -> list[int]:
-    """Everything waiting in a queue (used by tests to inspect submissions)."""
-    out: list[int] = []
-    while True:
-        try:
-            item = work.get_nowait()
-        except queue.Empty:
-            return out
-        if item is not None:
-            out.append(item)

@@ -5,6 +5,15 @@ heartbeat renews the lease, and records the result exactly once. It is safe to c
 once or one after the other, for the same id: the claim and the guarded record decide.
 Infrastructure errors (the database unreachable) propagate, so Celery can retry; bots'
 misbehaviour never does (it is in the record).
+
+A failure of the arena's own (an exception in its code while a match is played) never scores
+the match: the attempt is released and the match played again from the start, up to
+``ARENA_MAX_ATTEMPTS`` claims in all; when they are used up the match is **void**
+(status ``failed``): no result, no rating change, no statistics for either bot, and a
+tournament counts it as a drawn match with no games (see ``deploy/README.md``). Neither bot
+answering at the start is such a failure too (two bots down at once points at the arena's own
+network or settings: :class:`~arena.match.NeitherStartedError`); one bot unreachable while the
+other answers forfeits. A bot's misbehaviour is a fault in the record, never an exception here.
 """
 
 from __future__ import annotations
@@ -15,26 +24,36 @@ import time
 import traceback
 from collections.abc import Callable
 from dataclasses import dataclass
+from datetime import datetime
 from enum import StrEnum
 
 from sqlalchemy.exc import OperationalError
 
 from arena.db.models import MatchStatus
 from arena.db.session import Database
-from arena.match import MatchProgress, MatchRunner
+from arena.match import MatchProgress, MatchRunner, NeitherStartedError
 from arena.players import Player
 from arena.protocol.http_player import HttpPlayer
+from arena.services.bots import signing_secrets
 from arena.services.matches import (
     Claim,
     claim_match,
     fail_match,
     match_status,
     record_match_result,
+    release_match,
     renew_lease,
 )
 from arena.settings import Settings
 
-__all__ = ["JobOutcome", "JobStatus", "LeaseLostError", "MatchTimeLimitError", "run_match_job"]
+__all__ = [
+    "JobOutcome",
+    "JobStatus",
+    "LeaseLostError",
+    "MatchTimeLimitError",
+    "players_for",
+    "run_match_job",
+]
 
 log = logging.getLogger(__name__)
 
@@ -44,7 +63,9 @@ class JobStatus(StrEnum):
     SKIPPED = "skipped"  # finished, cancelled or failed: nothing to do
     BUSY = "busy"  # being played by a live attempt elsewhere (its lease has not run out)
     FENCED = "fenced"  # this attempt lost its lease; another attempt owns the match now
-    FAILED = "failed"  # the arena itself failed on this match (a bug), marked failed
+    #: The arena itself failed on this match (a bug) on every attempt, or it ran out of time:
+    #: marked failed, i.e. void (no result and no loss for either bot).
+    FAILED = "failed"
 
 
 @dataclass(frozen=True, slots=True)
@@ -114,11 +135,15 @@ class _Heartbeat:
             )
 
 
-def players_for(claim: Claim, settings: Settings) -> list[Player]:
-    """HTTP players for both seats of a claimed match."""
+def players_for(claim: Claim, settings: Settings, *, now: datetime | None = None) -> list[Player]:
+    """HTTP players for both seats of a claimed match, signing with each bot's secret (and
+    its previous one while a rotation window is open at ``now``, default the clock)."""
     return [
         HttpPlayer(
-            bot.url, name=bot.name, secret=bot.secret, allow_loopback=settings.allow_loopback
+            bot.url,
+            name=bot.name,
+            secret=signing_secrets(bot, now=now),
+            allow_loopback=settings.allow_loopback,
         )
         for bot in claim.spec.bots
     ]
@@ -133,20 +158,48 @@ def run_match_job(
     make_players: Callable[[Claim, Settings], list[Player]] = players_for,
     after_record: Callable[[int], None] | None = None,
 ) -> JobOutcome:
-    """Claim, play and record one match (see the module docstring)."""
-    claim = claim_match(
-        db,
-        match_id,
-        worker,
-        lease_seconds=settings.lease_seconds,
-        max_attempts=settings.max_attempts,
-    )
-    if claim is None:
-        status = match_status(db, match_id)
-        if status is MatchStatus.RUNNING:
-            return JobOutcome(match_id, JobStatus.BUSY, "held by a live lease elsewhere")
-        return JobOutcome(match_id, JobStatus.SKIPPED, f"status {status}")
-    spec = claim.spec
+    """Claim, play and record one match (see the module docstring).
+
+    An arena failure releases the attempt and plays the match again here, until it is
+    recorded or ``settings.max_attempts`` claims are used up (then it is void).
+    ``after_record(match_id)`` runs once the match is recorded or void.
+    """
+    last_error = ""
+    while True:
+        claim = claim_match(
+            db,
+            match_id,
+            worker,
+            lease_seconds=settings.lease_seconds,
+            max_attempts=settings.max_attempts,
+        )
+        if claim is None:
+            status = match_status(db, match_id)
+            if status is MatchStatus.RUNNING:
+                return JobOutcome(match_id, JobStatus.BUSY, "held by a live lease elsewhere")
+            if last_error and status is MatchStatus.FAILED:
+                outcome = JobOutcome(match_id, JobStatus.FAILED, last_error)
+                break
+            return JobOutcome(match_id, JobStatus.SKIPPED, f"status {status}")
+        played = _play(db, settings, claim, make_players, after_record)
+        if isinstance(played, JobOutcome):
+            outcome = played
+            break
+        last_error = played
+    if outcome.status is JobStatus.FAILED and after_record is not None:
+        after_record(match_id)  # void: its tournament moves on (a drawn match, no games)
+    return outcome
+
+
+def _play(
+    db: Database,
+    settings: Settings,
+    claim: Claim,
+    make_players: Callable[[Claim, Settings], list[Player]],
+    after_record: Callable[[int], None] | None,
+) -> JobOutcome | str:
+    """Play and record one claimed attempt; a str is an arena failure (the match released)."""
+    match_id, spec = claim.match_id, claim.spec
     try:
         players = make_players(claim, settings)
         with _Heartbeat(db, claim, settings.lease_seconds, settings.task_soft_time_limit) as beat:
@@ -160,16 +213,25 @@ def run_match_job(
                 raise LeaseLostError(f"match {match_id} attempt {claim.attempt}")
     except LeaseLostError:
         return JobOutcome(match_id, JobStatus.FENCED, f"attempt {claim.attempt} lost its lease")
-    except MatchTimeLimitError as exc:  # retrying would only run out of time again
+    except MatchTimeLimitError as exc:  # retrying would only run out of time again: void
         log.warning("%s", exc)
         fail_match(db, claim, str(exc))
         return JobOutcome(match_id, JobStatus.FAILED, str(exc))
     except OperationalError:
         raise  # infrastructure: let the executor retry; the lease will expire if it cannot
-    except Exception as exc:  # a bug in the arena: keep the evidence, do not retry forever
-        log.exception("match %s failed", match_id)
-        fail_match(db, claim, f"{type(exc).__name__}: {exc}\n{traceback.format_exc()}")
-        return JobOutcome(match_id, JobStatus.FAILED, f"{type(exc).__name__}: {exc}")
+    except NeitherStartedError as exc:  # the arena's network or settings, most likely: again
+        log.warning("match %s attempt %s: %s", match_id, claim.attempt, exc)
+        error = f"{type(exc).__name__}: {exc}"
+        if not release_match(db, claim, f"attempt {claim.attempt}: {error}"):
+            return JobOutcome(match_id, JobStatus.FENCED, f"attempt {claim.attempt} was fenced out")
+        return error
+    except Exception as exc:  # a bug in the arena: keep the evidence, play it again (bounded)
+        log.exception("match %s attempt %s failed", match_id, claim.attempt)
+        error = f"{type(exc).__name__}: {exc}"
+        detail = f"attempt {claim.attempt}: {error}\n{traceback.format_exc()}"
+        if not release_match(db, claim, detail):
+            return JobOutcome(match_id, JobStatus.FENCED, f"attempt {claim.attempt} was fenced out")
+        return error
     bot_time_ms = int(sum(record.latencies[0]) + sum(record.latencies[1]))
     recorded = record_match_result(
         db, claim, record, duration_ms=duration_ms, bot_time_ms=bot_time_ms, elo_k=settings.elo_k

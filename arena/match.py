@@ -3,8 +3,15 @@
 The runner drives the pure engine and asks the player whose turn it is for an action. It
 applies the fault policy of RULES.md: a fault (a :class:`~arena.players.Fault`, or an action
 the engine refuses) is a strike, answered with the safe fallback action; ``max_strikes`` in a
-match forfeits it; a player that cannot be reached at the start forfeits at once. A fault is
-never shown to the other player. Misknocks are rules events, not faults.
+match forfeits it; a player that cannot be reached at the start forfeits at once. When
+*neither* can be started the match is not played at all (:class:`NeitherStartedError`): two
+bots failing at once point at the arena's own network or settings, not at the bots, so no one
+is scored a loss (a match job plays it again, then voids it). A fault is never shown to the
+other player. Misknocks are rules events, not faults.
+
+Games are played one after another, or, under Hollywood scoring (``match_scoring``), all at
+once from one sequence of deals (:class:`~arena.rules.game.HollywoodScore`): each deal is
+recorded once, under the earliest game still open when it was played.
 
 The runner itself holds no locks and no globals: many matches run at once in threads, each
 blocked only on its own players.
@@ -16,7 +23,7 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
-from arena.players import Fault, FaultKind, MatchContext, Player, Turn
+from arena.players import Fault, FaultKind, MatchContext, Player, Turn, take_exchange
 from arena.records import (
     ActionEntry,
     FaultEntry,
@@ -26,13 +33,13 @@ from arena.records import (
     MatchRecord,
 )
 from arena.rules.actions import Action, ActionError
-from arena.rules.game import add_deal, deal_deck, first_dealer, games_to_win
+from arena.rules.game import HollywoodScore, add_deal, deal_deck, first_dealer, games_to_win
 from arena.rules.hand import DealResult, HandState, apply, fallback_action, new_deal, play
 from arena.rules.observation import observe
-from arena.rules.ruleset import RuleSet
+from arena.rules.ruleset import MatchScoring, RuleSet
 from arena.rules.scoring import GameScore, final_totals, next_dealer
 
-__all__ = ["MatchProgress", "MatchRunner", "play_match"]
+__all__ = ["MatchProgress", "MatchRunner", "NeitherStartedError", "play_match"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -44,6 +51,13 @@ class MatchProgress:
     games_won: tuple[int, int]
     game_points: tuple[int, int]
     last: DealResult
+
+
+class NeitherStartedError(Exception):
+    """Neither player could be started (``GET /`` or ``POST /start`` failed for both): the
+    match is not played. Two bots unreachable at once is most likely the arena's own failure
+    (its network, its URL policy, its clock), so it is no forfeit of either: a match job
+    treats it as any arena failure (played again, then void)."""
 
 
 class ForfeitError(Exception):
@@ -82,7 +96,8 @@ class MatchRunner:
     _hands: list[HandRecord] = field(init=False, default_factory=list)
 
     def run(self) -> MatchRecord:
-        """Play the match to the end (or a forfeit) and return its record."""
+        """Play the match to the end (or a forfeit) and return its record; raise
+        :class:`NeitherStartedError` if neither player can be started."""
         if len(self.players) != 2:
             raise ValueError("a match needs exactly two players")
         games: list[GameRecord] = []
@@ -91,11 +106,14 @@ class MatchRunner:
         winner: int | None
         try:
             self._start()
-            need = games_to_win(self.rules)
-            while max(self._wins) < need:
-                record = self._play_game(len(games))
-                games.append(record)
-                self._wins[record.result.winner] += 1
+            if self.rules.match_scoring is MatchScoring.HOLLYWOOD:
+                self._play_hollywood(games)
+            else:
+                need = games_to_win(self.rules)
+                while max(self._wins) < need:
+                    record = self._play_game(len(games))
+                    games.append(record)
+                    self._wins[record.result.winner] += 1
             winner = 0 if self._wins[0] > self._wins[1] else 1
         except ForfeitError as f:
             forfeit = (f.seat, f.reason)
@@ -131,12 +149,15 @@ class MatchRunner:
                 failed.append((seat, fault))
         if len(failed) == 2:
             details = "; ".join(f"{'ab'[s]}: {f.kind}: {f.detail}" for s, f in failed)
-            raise ForfeitError(
-                None, f"unreachable at the start: neither player answered ({details})"
-            )
+            raise NeitherStartedError(f"neither player could be started ({details})")
         if failed:
             seat, fault = failed[0]
-            raise ForfeitError(seat, f"unreachable at the start ({fault.kind}: {fault.detail})")
+            what = (
+                "refused the arena's signature at the start"
+                if fault.kind is FaultKind.SIGNATURE_REFUSED
+                else "unreachable at the start"
+            )
+            raise ForfeitError(seat, f"{what} ({fault.kind}: {fault.detail})")
 
     def _play_game(self, game: int) -> GameRecord:
         rules = self.rules
@@ -162,6 +183,51 @@ class MatchRunner:
                 wins = (self._wins[0], self._wins[1])
                 self.on_progress(MatchProgress(game, deal, wins, self._score.points, result))
         return GameRecord(game, start_dealer, final_totals(rules, self._score), tuple(self._hands))
+
+    def _play_hollywood(self, games: list[GameRecord]) -> None:
+        """Every game at once; each closed game is appended to ``games`` as it closes."""
+        rules = self.rules
+        board = HollywoodScore.new(rules)
+        dealer = first_dealer(self.seed, 0)
+        hands: list[list[HandRecord]] = [[] for _ in board.games]
+        first_dealers: list[int | None] = [None] * len(board.games)
+        previous: DealResult | None = None
+        while (game := board.current(rules.target)) is not None:
+            self._score, self._hands = board.games[game], hands[game]
+            deal = len(hands[game])
+            if first_dealers[game] is None:
+                first_dealers[game] = dealer
+            deck = deal_deck(self.seed, game, deal)
+            final, actions = self._play_deal(
+                new_deal(rules, dealer, deck=deck), game, deal, previous
+            )
+            result = final.result
+            assert result is not None
+            before, board = board, board.add(rules, result)
+            hands[game].append(
+                HandRecord(
+                    deal, dealer, "".join(map(str, deck)), tuple(actions), result,
+                    scored_in=board.scored_in(before),
+                )
+            )  # fmt: skip
+            previous = result
+            dealer = next_dealer(rules, dealer, result.winner, result.knocker is None)
+            now = board.current(rules.target)
+            for closed in range(game, len(board.games) if now is None else now):
+                start = first_dealers[closed]
+                record = GameRecord(
+                    closed,
+                    dealer if start is None else start,
+                    final_totals(rules, board.games[closed]),
+                    tuple(hands[closed]),
+                )
+                games.append(record)
+                self._wins[record.result.winner] += 1
+            if self.on_progress is not None:
+                wins = (self._wins[0], self._wins[1])
+                points = board.games[game].points
+                self.on_progress(MatchProgress(game, deal, wins, points, result))
+        self._score, self._hands = GameScore(), []
 
     def _play_deal(
         self,
@@ -210,10 +276,16 @@ class MatchRunner:
             told[seat] = True
             start = self.clock()
             reply = self.players[seat].act(turn)
-            latency = (self.clock() - start) * 1000.0
+            # A remote bot's latency is the transport's (the exchange alone, capped at the
+            # deadline), and its raw answer is kept; an in-process player is timed here.
+            exchange = take_exchange(self.players[seat])
+            if exchange is None:
+                latency, raw = (self.clock() - start) * 1000.0, None
+            else:
+                latency, raw = exchange.latency_ms, exchange.raw
             self._latencies[seat].append(latency)
             state, entry = self._apply_reply(
-                state, seat, reply, latency, game, deal, observation.legal_actions
+                state, seat, reply, latency, game, deal, observation.legal_actions, raw
             )
             entries.append(entry)
         return state, entries
@@ -227,10 +299,11 @@ class MatchRunner:
         game: int,
         deal: int,
         legal: tuple[Action, ...],
+        raw: bytes | None = None,
     ) -> tuple[HandState, ActionEntry]:
         if isinstance(reply, Action):
             try:
-                return play(state, seat, reply, legal), ActionEntry(seat, reply, latency)
+                return play(state, seat, reply, legal), ActionEntry(seat, reply, latency, raw=raw)
             except ActionError as exc:
                 reply = Fault(FaultKind.ILLEGAL_ACTION, f"{reply}: {exc}")
         fallback = fallback_action(state)
@@ -241,7 +314,7 @@ class MatchRunner:
         )
         self._strikes[seat] += 1
         new_state = apply(state, fallback)
-        entry = ActionEntry(seat, fallback, latency, reply.kind.value)
+        entry = ActionEntry(seat, fallback, latency, reply.kind.value, raw)
         if self._strikes[seat] >= self.rules.max_strikes:
             forfeit = ForfeitError(
                 seat,

@@ -32,6 +32,7 @@ from arena.rules.observation import Observation
 from arena.rules.ruleset import RuleSet
 
 __all__ = [
+    "Exchange",
     "Fault",
     "FaultKind",
     "HeuristicPlayer",
@@ -39,6 +40,7 @@ __all__ = [
     "Player",
     "RandomPlayer",
     "Turn",
+    "take_exchange",
 ]
 
 
@@ -54,6 +56,8 @@ class FaultKind(StrEnum):
     ILLEGAL_ACTION = "illegal_action"
     REDIRECT = "redirect"
     UNREACHABLE = "unreachable"
+    #: At the start of a match: the bot refused the arena's signature (``/start`` got 401/403).
+    SIGNATURE_REFUSED = "signature_refused"
 
 
 @dataclass(frozen=True, slots=True)
@@ -62,6 +66,33 @@ class Fault:
 
     kind: FaultKind
     detail: str
+
+
+@dataclass(frozen=True, slots=True)
+class Exchange:
+    """What a remote player's last ``act`` went through on the wire (the record keeps it).
+
+    ``raw`` is the body of the bot's ``200`` answer exactly as received (at most the 64 KiB
+    cap), or None when there was no such answer (a timeout, a dropped connection, a 500);
+    ``latency_ms`` is the exchange's latency as the transport measured it, never more than
+    the deadline (a timeout records the deadline).
+    """
+
+    raw: bytes | None
+    latency_ms: float
+
+
+def take_exchange(player: object) -> Exchange | None:
+    """The :class:`Exchange` of ``player``'s last ``act``, once (None for in-process players).
+
+    A player that talks to a remote bot has a ``take_exchange()`` method; the match runner
+    calls this right after each ``act``.
+    """
+    take = getattr(player, "take_exchange", None)
+    if take is None:
+        return None
+    exchange = take()
+    return exchange if isinstance(exchange, Exchange) else None
 
 
 @dataclass(frozen=True, slots=True)
@@ -112,7 +143,11 @@ class Player(Protocol):
 
 @dataclass
 class RandomPlayer:
-    """Uniformly random among the legal actions, from its own seeded generator."""
+    """Uniformly random among the legal actions, from its own seeded generator.
+
+    The generator restarts from the seed at every match start, so a player reused for a second
+    match plays it as a fresh one would (a rerun reproduces the match).
+    """
 
     seed: int | str = 0
     name: str = "random"
@@ -122,6 +157,7 @@ class RandomPlayer:
         self.rng = random.Random(f"random-player:{self.seed}")
 
     def start(self, context: MatchContext) -> Fault | None:
+        self.rng = random.Random(f"random-player:{self.seed}")
         return None
 
     def act(self, turn: Turn) -> Action | Fault:

@@ -82,13 +82,19 @@ def watch_tournament(
     """Show progress until the tournament is no longer running; return the last snapshot."""
     started = time.monotonic()
     snap = snapshot(db, tournament_id)
-    with Live(_line(snap, 0), console=console, refresh_per_second=4, transient=False) as live:
-        while snap.status is TournamentStatus.RUNNING:
-            if timeout_s is not None and time.monotonic() - started > timeout_s:
-                break
-            time.sleep(poll_s)
-            snap = snapshot(db, tournament_id)
-            live.update(_line(snap, time.monotonic() - started))
+    try:
+        with Live(_line(snap, 0), console=console, refresh_per_second=4, transient=False) as live:
+            while snap.status is TournamentStatus.RUNNING:
+                if timeout_s is not None and time.monotonic() - started > timeout_s:
+                    break
+                time.sleep(poll_s)
+                snap = snapshot(db, tournament_id)
+                live.update(_line(snap, time.monotonic() - started))
+    except KeyboardInterrupt:
+        console.line()  # the next message starts on a line of its own
+        raise
+    if not console.is_terminal:  # rich ends the line itself only on a terminal
+        console.line()
     return snap
 
 

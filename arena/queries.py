@@ -11,7 +11,7 @@ from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import Integer, Select, bindparam, func, or_, select
+from sqlalchemy import Integer, Select, bindparam, exists, func, or_, select
 from sqlalchemy.orm import Session, aliased
 
 from arena.db.models import (
@@ -43,6 +43,7 @@ __all__ = [
     "tournament_bracket",
     "tournament_detail",
     "tournament_standings",
+    "unrated_bots",
 ]
 
 
@@ -185,23 +186,58 @@ def _summary_row(row: Any) -> dict[str, Any]:
     }
 
 
-def _leaderboard_query(include_inactive: bool) -> Select[*tuple[Any, ...]]:
+#: A bot is rated once it has a rated, decided match: it is in the fit (with matches), or its
+#: live Elo has moved and the next refit will fit it. Unrated bots are never ranked among them.
+_RATED = or_(
+    func.coalesce(RatingFit.matches, 0) > 0,
+    exists().where(RatingHistory.bot_id == Bot.id).correlate(Bot),
+)
+#: The leaderboard's order, documented in api_spec/openapi.yaml (``getLeaderboard``): rating
+#: (the fit's; live Elo while not fitted yet) descending, then the fit's rated matches
+#: descending, then bot id ascending, so equal ratings always come out in the same order.
+_RANKING = (
+    func.coalesce(RatingFit.rating, Bot.elo).desc(),
+    func.coalesce(RatingFit.matches, 0).desc(),
+    Bot.id,
+)
+
+
+def _leaderboard_query(include_inactive: bool, rated: bool) -> Select[*tuple[Any, ...]]:
     query = _SUMMARIES if include_inactive else _SUMMARIES.where(Bot.status == BotStatus.ACTIVE)
-    order = func.coalesce(RatingFit.rating, Bot.elo)
-    return query.order_by(order.desc(), Bot.id).limit(bindparam("limit", type_=Integer))
+    if rated:
+        query = query.where(_RATED).order_by(*_RANKING)
+    else:
+        query = query.where(~_RATED).order_by(Bot.id)
+    return query.limit(bindparam("limit", type_=Integer))
 
 
 #: Built once (the limit is bound): the leaderboard is the most read page of all.
-_LEADERBOARD = {inactive: _leaderboard_query(inactive) for inactive in (False, True)}
+_LEADERBOARD = {
+    (inactive, rated): _leaderboard_query(inactive, rated)
+    for inactive in (False, True)
+    for rated in (False, True)
+}
 
 
 def leaderboard(
     db: Database, *, limit: int = 100, include_inactive: bool = False
 ) -> list[dict[str, Any]]:
-    """Bots best first: by fitted rating (Elo when not fitted yet), with interval and record."""
+    """Rated bots best first (see :data:`_RANKING`), each with its rank, interval and record.
+
+    Bots without a rated match are not here: see :func:`unrated_bots`.
+    """
     with db.session() as session:
-        rows = session.execute(_LEADERBOARD[include_inactive], {"limit": limit}).all()
+        rows = session.execute(_LEADERBOARD[include_inactive, True], {"limit": limit}).all()
     return [{"rank": rank, **_summary_row(row)} for rank, row in enumerate(rows, start=1)]
+
+
+def unrated_bots(
+    db: Database, *, limit: int = 100, include_inactive: bool = False
+) -> list[dict[str, Any]]:
+    """Bots without a rated match yet, by id: listed apart from the leaderboard, unranked."""
+    with db.session() as session:
+        rows = session.execute(_LEADERBOARD[include_inactive, False], {"limit": limit}).all()
+    return [_summary_row(row) for row in rows]
 
 
 def list_bots(
@@ -220,7 +256,7 @@ def list_bots(
     if owner is not None:
         query = query.where(Bot.owner == owner)
     orders = {
-        "rating": (func.coalesce(RatingFit.rating, Bot.elo).desc(), Bot.id),
+        "rating": (_RATED.desc(), *_RANKING),
         "elo": (Bot.elo.desc(), Bot.id),
         "name": (Bot.name, Bot.id),
         "id": (Bot.id,),

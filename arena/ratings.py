@@ -2,11 +2,11 @@
 
 This module owns the arithmetic of ratings and nothing else: it reads no clock, touches no
 database and draws no random numbers, so a service can call it inside the transaction that
-stores a result. Players and match keys are whatever hashable ids the caller uses.
+stores a result. Players are whatever hashable ids the caller uses.
 
-* **Live Elo** (:func:`expected_score`, :func:`elo_delta`, :func:`elo_update`,
-  :func:`fold_elo`): the logistic Elo rule on the usual 400-point scale, starting at
-  :data:`INITIAL_RATING`. An update is exactly zero-sum (see :func:`elo_delta`).
+* **Live Elo** (:func:`expected_score`, :func:`elo_delta`, :func:`elo_update`): the logistic
+  Elo rule on the usual 400-point scale, starting at :data:`INITIAL_RATING`. An update is
+  exactly zero-sum (see :func:`elo_delta`).
 * **Whole-history fit** (:func:`fit_ratings`): Bradley-Terry maximum likelihood over every
   rated result on the same Elo scale, anchored so the fitted players average
   :data:`INITIAL_RATING`, with standard errors and confidence intervals from the observed
@@ -25,10 +25,10 @@ True
 from __future__ import annotations
 
 import math
-from collections.abc import Hashable, Iterable, Mapping
+from collections.abc import Hashable, Iterable
 from dataclasses import dataclass
 from statistics import NormalDist
-from typing import Final, Generic, NamedTuple, TypeVar
+from typing import Final, Generic, TypeVar
 
 import numpy as np
 from numpy.typing import NDArray
@@ -38,15 +38,12 @@ __all__ = [
     "DEFAULT_MIN_MATCHES",
     "ELO_SCALE",
     "INITIAL_RATING",
-    "EloRun",
-    "EloStep",
     "FittedRating",
     "RatingError",
     "elo_delta",
     "elo_update",
     "expected_score",
     "fit_ratings",
-    "fold_elo",
 ]
 
 #: Rating every player starts from, and the mean the whole-history fit is anchored to.
@@ -66,7 +63,6 @@ _SCORES: Final = frozenset({0.0, 0.5, 1.0})
 _MAX_NEWTON_STEPS: Final = 200
 
 P = TypeVar("P", bound=Hashable)
-M = TypeVar("M")
 
 FloatArray = NDArray[np.float64]
 IntArray = NDArray[np.intp]
@@ -129,54 +125,6 @@ def elo_update(
     """
     delta = elo_delta(rating_a, rating_b, score_a, k=k)
     return rating_a + delta, rating_b - delta
-
-
-class EloStep(NamedTuple, Generic[M]):
-    """One line of a player's live Elo history."""
-
-    match: M
-    before: float
-    after: float
-
-
-@dataclass(frozen=True, slots=True)
-class EloRun(Generic[P, M]):
-    """Ratings after folding a sequence of results, and each player's history in order."""
-
-    ratings: dict[P, float]
-    history: dict[P, tuple[EloStep[M], ...]]
-
-
-def fold_elo(
-    results: Iterable[tuple[M, P, P, float]],
-    ratings: Mapping[P, float] | None = None,
-    *,
-    k: float = DEFAULT_K,
-    initial: float = INITIAL_RATING,
-) -> EloRun[P, M]:
-    """Apply :func:`elo_update` to ``(match_key, player_a, player_b, score_a)`` results in order.
-
-    Players missing from ``ratings`` (default: none) start at ``initial``. The input mapping is
-    not changed; the returned ratings hold every player seen, the history only those who
-    played, each step as ``(match_key, rating_before, rating_after)``.
-
-    >>> run = fold_elo([("m1", "ann", "bob", 1.0), ("m2", "bob", "cat", 0.5)])
-    >>> {player: round(rating, 2) for player, rating in run.ratings.items()}
-    {'ann': 1512.0, 'bob': 1488.41, 'cat': 1499.59}
-    >>> run.history["bob"][0]
-    EloStep(match='m1', before=1500.0, after=1488.0)
-    """
-    current: dict[P, float] = dict(ratings or {})
-    steps: dict[P, list[EloStep[M]]] = {}
-    for key, player_a, player_b, score_a in results:
-        _check_players(player_a, player_b)
-        before_a = current.get(player_a, initial)
-        before_b = current.get(player_b, initial)
-        after_a, after_b = elo_update(before_a, before_b, score_a, k=k)
-        current[player_a], current[player_b] = after_a, after_b
-        steps.setdefault(player_a, []).append(EloStep(key, before_a, after_a))
-        steps.setdefault(player_b, []).append(EloStep(key, before_b, after_b))
-    return EloRun(current, {player: tuple(line) for player, line in steps.items()})
 
 
 # --------------------------------------------------------------------------- whole-history fit

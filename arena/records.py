@@ -7,6 +7,7 @@ player) and ``"b"``; a game has ``winner``, ``points``, ``totals`` and ``hands``
 
 from __future__ import annotations
 
+import base64
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -24,6 +25,8 @@ __all__ = [
     "HandRecord",
     "InterruptedDeal",
     "MatchRecord",
+    "raw_answer_from_json",
+    "raw_answer_to_json",
     "seat_letter",
 ]
 
@@ -39,25 +42,55 @@ def _pair(values: tuple[int, int]) -> dict[str, int]:
     return {"a": values[0], "b": values[1]}
 
 
+def raw_answer_to_json(raw: bytes) -> str | dict[str, str]:
+    """A bot's answer bytes as JSON: the text itself when it is UTF-8 (without NUL), else
+    ``{"base64": ...}`` of the bytes (standard alphabet, padded). Lossless either way."""
+    if b"\x00" not in raw:
+        try:
+            return raw.decode("utf-8")
+        except UnicodeDecodeError:
+            pass
+    return {"base64": base64.b64encode(raw).decode("ascii")}
+
+
+def raw_answer_from_json(data: object) -> bytes:
+    """The bytes that :func:`raw_answer_to_json` stored."""
+    if isinstance(data, str):
+        return data.encode("utf-8")
+    if isinstance(data, dict) and isinstance(data.get("base64"), str):
+        return base64.b64decode(data["base64"], validate=True)
+    raise ValueError(f"not a stored raw answer: {data!r:.60}")
+
+
 @dataclass(frozen=True, slots=True)
 class ActionEntry:
-    """One decision: who, what was applied, how long the player took, and any fault."""
+    """One decision: who, what was applied, how long the player took, any fault, and the
+    bot's answer exactly as received (remote bots only).
+
+    As JSON: ``[seat, action, latency_ms]``, then the fault kind (or null) and the raw answer
+    (see :func:`raw_answer_to_json`) when there is one; in-process players have no raw answer.
+    """
 
     seat: int
     action: Action
     latency_ms: float
     fault: str | None = None
+    #: The body of the bot's 200 answer as received, or None (no answer, or not over HTTP).
+    raw: bytes | None = None
 
     def to_list(self) -> list[Any]:
         out: list[Any] = [self.seat, self.action.to_dict(), round(self.latency_ms, 3)]
-        if self.fault is not None:
+        if self.fault is not None or self.raw is not None:
             out.append(self.fault)
+        if self.raw is not None:
+            out.append(raw_answer_to_json(self.raw))
         return out
 
     @classmethod
     def from_list(cls, data: list[Any]) -> ActionEntry:
         fault = data[3] if len(data) > 3 else None
-        return cls(int(data[0]), Action.from_dict(data[1]), float(data[2]), fault)
+        raw = raw_answer_from_json(data[4]) if len(data) > 4 else None
+        return cls(int(data[0]), Action.from_dict(data[1]), float(data[2]), fault, raw)
 
 
 @dataclass(frozen=True, slots=True)
@@ -93,6 +126,8 @@ class HandRecord:
     deck: str
     actions: tuple[ActionEntry, ...]
     result: DealResult
+    #: Hollywood scoring only: the games (indices) whose points this deal changed.
+    scored_in: tuple[int, ...] | None = None
 
     def deal_record(self, rules: RuleSet) -> DealRecord:
         """The engine's record of this deal, for replay."""
@@ -128,6 +163,7 @@ class HandRecord:
             "layoffs": [{"card": str(lay.card), "meld": lay.meld_index} for lay in h.layoffs],
             "deck": self.deck,
             "actions": [e.to_list() for e in self.actions],
+            **({} if self.scored_in is None else {"scored_in": list(self.scored_in)}),
         }
 
 
@@ -172,6 +208,7 @@ class GameRecord:
             "box_bonus": _pair(r.box_bonus),
             "hands_won": _pair(r.hands_won),
             "shutout": r.shutout,
+            "net": r.net,
             "hands": [h.to_dict() for h in self.hands],
         }
 

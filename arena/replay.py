@@ -17,10 +17,10 @@ from sqlalchemy import select
 from arena.db.models import GameRow, HandRow, Match, MatchResult
 from arena.db.session import Database
 from arena.rules.actions import ActionError
-from arena.rules.game import add_deal
+from arena.rules.game import HollywoodScore, add_deal
 from arena.rules.hand import DealResult
 from arena.rules.record import DealRecord, ReplayError, replay_deal
-from arena.rules.ruleset import RuleSet, RuleSetError
+from arena.rules.ruleset import MatchScoring, RuleSet, RuleSetError
 from arena.rules.scoring import GameScore, final_totals
 from arena.services.matches import digested_logs, record_digest
 
@@ -120,6 +120,9 @@ def verify_record(record: Mapping[str, Any]) -> list[str]:
         return [f"the rule set does not load: {exc}"]
     problems: list[str] = []
     logs: list[Mapping[str, Any]] = []
+    # Hollywood: every game is scored from all deals so far, whichever game records them.
+    hollywood = rules.match_scoring is MatchScoring.HOLLYWOOD
+    sheet = HollywoodScore.new(rules)
     for game in record["games"]:
         score = GameScore()
         for hand in game["hands"]:
@@ -129,6 +132,10 @@ def verify_record(record: Mapping[str, Any]) -> list[str]:
             problems += found
             if deal is not None:
                 score = add_deal(rules, score, deal)
+                if hollywood and sheet.current(rules.target) is not None:
+                    sheet = sheet.add(rules, deal)
+        if hollywood and game["index"] < len(sheet.games):
+            score = sheet.games[game["index"]]
         if not score.over(rules.target):
             problems.append(f"game {game['index'] + 1}: the deals do not reach the target")
             continue
@@ -155,7 +162,9 @@ def verify_record(record: Mapping[str, Any]) -> list[str]:
     wins = [sum(1 for g in record["games"] if g.get("winner") == s) for s in SEATS]
     if record.get("forfeit") is None:
         need = rules.best_of // 2 + 1
-        if max(wins) != need:
+        if hollywood and sum(wins) != rules.best_of:
+            problems.append(f"games won {wins[0]}-{wins[1]}: Hollywood plays {rules.best_of}")
+        elif max(wins) != need and not (hollywood and max(wins) > need):
             problems.append(f"games won {wins[0]}-{wins[1]}: nobody reached {need}")
         elif record.get("winner") != SEATS[0 if wins[0] > wins[1] else 1]:
             problems.append(

@@ -5,8 +5,10 @@ every deal through the rules engine (``new_deal``, ``observe``, ``apply``) and r
 request with :func:`arena.protocol.wire.act_request`, exactly as the match runner and the HTTP
 player made it: the same request ids, scores, games won, and ``previous_deal`` at the bot's
 first request of each deal, and the deal a forfeit cut short up to the forfeit. Each step
-pairs the request with what the bot answered (or the fault and the fallback played for it)
-and how long it took.
+pairs the request with what the bot answered: the parsed action (or the fault and the
+fallback played for it), the answer's body exactly as received (``answer_raw``: the text when
+it is UTF-8 without NUL, else base64, as ``answer_raw_encoding`` says; null when there was no
+200 answer or the player was not a remote bot), and how long it took.
 """
 
 from __future__ import annotations
@@ -19,11 +21,11 @@ import msgspec
 from arena.players import Turn
 from arena.protocol.wire import PROTOCOL_VERSION, StartRequest, act_request
 from arena.rules.actions import Action
-from arena.rules.game import add_deal
+from arena.rules.game import HollywoodScore, add_deal
 from arena.rules.hand import DealResult, apply, new_deal
 from arena.rules.observation import observe
 from arena.rules.record import parse_deck
-from arena.rules.ruleset import RuleSet
+from arena.rules.ruleset import MatchScoring, RuleSet
 from arena.rules.scoring import GameScore
 
 __all__ = ["SeatReplayError", "seat_replay"]
@@ -67,10 +69,15 @@ def seat_replay(record: Mapping[str, Any], seat: str, *, game: int | None = None
     steps: list[dict[str, Any]] = []
     requests = 0
     games_won = [0, 0]
+    # Hollywood: the games are scored at once and the deals run on from game to game.
+    hollywood = rules.match_scoring is MatchScoring.HOLLYWOOD
+    sheet = HollywoodScore.new(rules)
+    previous: DealResult | None = None
     try:
         for index, winner, hands in _games(record):
             score = GameScore()
-            previous: DealResult | None = None
+            if not hollywood:
+                previous = None
             for hand in hands:
                 deal = int(hand["index"])
                 dealer = SEATS.index(hand["dealer"]) if isinstance(hand["dealer"], str) else 0
@@ -80,9 +87,10 @@ def seat_replay(record: Mapping[str, Any], seat: str, *, game: int | None = None
                     actor, action = int(entry[0]), Action.from_dict(entry[1])
                     requests += 1
                     if actor == me and (game is None or game == index):
+                        points = sheet.games[index].points if hollywood else score.points
                         turn = Turn(
                             observe(state, me), match_id, index, deal,
-                            f"{match_id}-r{requests}", rules, score.points,
+                            f"{match_id}-r{requests}", rules, points,
                             (games_won[0], games_won[1]), rules.deadline_ms,
                             None if told[me] else previous,
                         )  # fmt: skip
@@ -94,6 +102,8 @@ def seat_replay(record: Mapping[str, Any], seat: str, *, game: int | None = None
                         break  # a forfeit cut it short
                     raise SeatReplayError(f"game {index} deal {deal} does not reach its end")
                 score = add_deal(rules, score, state.result)
+                if hollywood and sheet.current(rules.target) is not None:
+                    sheet = sheet.add(rules, state.result)
                 previous = state.result
             if winner is not None:
                 games_won[SEATS.index(winner)] += 1
@@ -124,11 +134,16 @@ def _step(
         found = next(faults, None)
         detail = found.get("detail", "") if found else ""
         fault = {"kind": fault_kind, "detail": detail}
+    raw = entry[4] if len(entry) > 4 else None
     return {
         "game": turn.game,
         "deal": turn.deal,
         "request": msgspec.to_builtins(act_request(turn, rules_dict)),
         "answer": None if fault else action.to_dict(),
+        "answer_raw": raw["base64"] if isinstance(raw, dict) else raw,
+        "answer_raw_encoding": None
+        if raw is None
+        else ("base64" if isinstance(raw, dict) else "utf-8"),
         "fault": fault,
         "applied": action.to_dict(),
         "latency_ms": float(entry[2]),

@@ -9,11 +9,13 @@ variable, never a silent default.
 >>> load_settings({"ARENA_WORKER_THREADS": "many"})
 Traceback (most recent call last):
 ...
-arena.settings.SettingsError: ARENA_WORKER_THREADS: Expected `int`, got `str`
+arena.settings.SettingsError: ARENA_WORKER_THREADS: must be a whole number, not 'many'
 """
 
 from __future__ import annotations
 
+import difflib
+import math
 import os
 from collections.abc import Mapping
 from typing import Any
@@ -46,6 +48,8 @@ class Settings(msgspec.Struct, frozen=True, kw_only=True):
     elo_k: float = 24.0
     #: Matches below which a bot's rating is provisional.
     provisional_matches: int = 10
+    #: After a secret rotation, hours the old secret still signs beside the new one (0: none).
+    secret_rotation_hours: float = 24.0
     #: Local executor: worker processes, and matches run at once in each (threads).
     worker_processes: int = 2
     worker_threads: int = 16
@@ -83,8 +87,14 @@ class Settings(msgspec.Struct, frozen=True, kw_only=True):
                 f" {self.visibility_timeout}):"
                 " a redelivered task must find the lease of a dead worker expired"
             )
+        if not 0 <= self.secret_rotation_hours <= 24 * 365:
+            raise SettingsError("ARENA_SECRET_ROTATION_HOURS must be 0 to 8760 (a year)")
         if self.trusted_proxies < 0:
             raise SettingsError("ARENA_TRUSTED_PROXIES must be 0 or more")
+        if not (math.isfinite(self.elo_k) and self.elo_k > 0):
+            raise SettingsError(f"ARENA_ELO_K must be a number above 0, not {self.elo_k}")
+        if self.provisional_matches < 0:
+            raise SettingsError("ARENA_PROVISIONAL_MATCHES must be 0 or more")
         for name in ("worker_processes", "worker_threads", "lease_seconds", "max_attempts"):
             if getattr(self, name) < 1:
                 raise SettingsError(f"ARENA_{name.upper()} must be at least 1")
@@ -101,6 +111,29 @@ class Settings(msgspec.Struct, frozen=True, kw_only=True):
 
 _FIELDS = {f.upper(): f for f in Settings.__struct_fields__}
 
+#: What a value of each field type must look like, for the message refusing one.
+_EXPECTED = {"bool": "1 or 0 (or true or false)", "int": "a whole number", "float": "a number"}
+
+
+def _refusal(name: str, value: Any, message: str) -> str:
+    """One line saying what ARENA_<NAME> must be and what it was."""
+    expected = _EXPECTED.get(str(Settings.__annotations__.get(name)))
+    if expected is not None and message.startswith("Expected"):
+        return f"{PREFIX}{name.upper()}: must be {expected}, not {value!r}"
+    return f"{PREFIX}{name.upper()}: {message} (got {value!r})"
+
+
+def _misspelt(env: Mapping[str, str]) -> str | None:
+    """A one-line refusal if an ``ARENA_*`` variable looks like a mistyped setting name (it
+    would otherwise be ignored silently and its setting keep the default)."""
+    for key in env:
+        if not key.startswith(PREFIX) or key[len(PREFIX) :] in _FIELDS:
+            continue
+        close = difflib.get_close_matches(key[len(PREFIX) :], _FIELDS, n=1, cutoff=0.85)
+        if close:
+            return f"{key} is not a setting: did you mean {PREFIX}{close[0]}?"
+    return None
+
 
 def load_settings(environ: Mapping[str, str] | None = None, **overrides: Any) -> Settings:
     """Settings from ``ARENA_*`` variables (default: the process environment) and overrides."""
@@ -113,6 +146,9 @@ def load_settings(environ: Mapping[str, str] | None = None, **overrides: Any) ->
         if name in _FIELDS:
             raw[_FIELDS[name]] = value
     raw.update(overrides)
+    misspelt = _misspelt(env)
+    if misspelt is not None:
+        raise SettingsError(misspelt)
     try:
         return msgspec.convert(raw, Settings, strict=False)
     except msgspec.ValidationError as exc:
@@ -120,7 +156,8 @@ def load_settings(environ: Mapping[str, str] | None = None, **overrides: Any) ->
         # msgspec says "... - at `$.field`": name the variable instead.
         if " - at `$." in text:
             message, _, where = text.rpartition(" - at `$.")
-            raise SettingsError(f"{PREFIX}{where.rstrip('`').upper()}: {message}") from None
+            name = where.rstrip("`")
+            raise SettingsError(_refusal(name, raw.get(name), message)) from None
         raise SettingsError(text) from None
     except SettingsError:
         raise

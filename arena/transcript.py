@@ -1,7 +1,8 @@
 """Readable text of a match record: what the demo, ``selfplay`` and ``replay`` print.
 
 Works on the record's JSON form (``MatchRecord.to_dict()``), so a stored replay prints the
-same way as a match just played.
+same way as a match just played. Games and deals are numbered as the record numbers them (their
+``index``, from 0), so a line can be found in the JSON by its numbers.
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ def hand_line(record: Mapping[str, Any], hand: Mapping[str, Any]) -> str:
     """One line for one deal."""
     outcome = hand["outcome"]
     dealer = record["players"][hand["dealer"]]
-    head = f"deal {hand['index'] + 1:>2} (dealer {dealer}): "
+    head = f"deal {hand['index']:>2} (dealer {dealer}): "
     mk = "".join(
         f" [misknock by {_name(record, m['seat'])} with {m['deadwood']} deadwood]"
         for m in hand["misknocks"]
@@ -54,7 +55,7 @@ def transcript(record: Mapping[str, Any], *, deals: bool = True) -> str:
     for game in record["games"]:
         pts, tot = game["points"], game["totals"]
         lines.append(
-            f"Game {game['index'] + 1}: {len(game['hands'])} deals; "
+            f"Game {game['index']}: {len(game['hands'])} deals; "
             f"hand points {pts['a']}-{pts['b']}, with bonuses {tot['a']}-{tot['b']}"
             + (" (shutout)" if game["shutout"] else "")
             + f" -> {_name(record, game['winner'])}"
@@ -67,8 +68,8 @@ def transcript(record: Mapping[str, Any], *, deals: bool = True) -> str:
         lines.extend("   " + hand_line(record, h) for h in unfinished["hands"])
     for fault in record["faults"]:
         lines.append(
-            f"fault: {_name(record, fault['seat'])} game {fault['game'] + 1} "
-            f"deal {fault['deal'] + 1}: {fault['kind']} ({fault['detail']})"
+            f"fault: {_name(record, fault['seat'])} game {fault['game']} "
+            f"deal {fault['deal']}: {fault['kind']} ({fault['detail']})"
         )
     lines.append(match_summary(record))
     return "\n".join(lines)

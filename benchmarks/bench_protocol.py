@@ -11,6 +11,9 @@
 The bots run in a separate process, so the arena's CPU time (``time.process_time``) is its own.
 
     .venv/bin/python benchmarks/bench_protocol.py [--quick] [--json PATH]
+
+A full run writes ``benchmarks/results/protocol.json``; ``--quick`` writes nothing unless given
+``--json``.
 """
 
 from __future__ import annotations
@@ -42,6 +45,8 @@ from arena.protocol.wire import ActRequest, WireAction, act_request
 from arena.rules.hand import new_deal, play
 from arena.rules.observation import observe
 from arena.rules.ruleset import RuleSet
+
+RESULTS = Path(__file__).parent / "results" / "protocol.json"
 
 SECRET = "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"
 
@@ -176,10 +181,10 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
-    parser.add_argument("--quick", action="store_true", help="small counts (a smoke test)")
     parser.add_argument(
-        "--json", type=Path, default=Path(__file__).parent / "results" / "protocol.json"
+        "--quick", action="store_true", help="small counts (a smoke test); writes no JSON"
     )
+    parser.add_argument("--json", type=Path, help=f"where to write (default {RESULTS})")
     parser.add_argument("--think-ms", type=int, default=50)
     args = parser.parse_args(argv)
 
@@ -230,8 +235,11 @@ def main(argv: list[str] | None = None) -> int:
             f"concurrency {n:>3}: {row['matches_per_minute']:.1f} matches/min, "
             f"{row['calls_per_second']:.0f} calls/s, scale {row['scale_vs_1']:.1f}x"
         )
-    args.json.parent.mkdir(parents=True, exist_ok=True)
-    args.json.write_text(json.dumps(results, indent=2) + "\n")
+    out = args.json or (None if args.quick else RESULTS)
+    if out is not None:
+        out.parent.mkdir(parents=True, exist_ok=True)
+        out.write_text(json.dumps(results, indent=2) + "\n")
+        print(f"wrote {out}")
     return 0
 
 

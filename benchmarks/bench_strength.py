@@ -6,6 +6,9 @@ not the network's. Seeds are paired: each seed is played twice with the seats sw
 cancels most of the card luck.
 
     .venv/bin/python benchmarks/bench_strength.py --a strong --b greedy --pairs 100
+
+A full run writes ``benchmarks/results/strength.json``; ``--quick`` (4 seeds) writes nothing
+unless given ``--json``.
 """
 
 from __future__ import annotations
@@ -27,6 +30,8 @@ from arena.players import Fault, MatchContext, Turn
 from arena.protocol.wire import ActRequest, HistoryCache, act_request, decode_action
 from arena.rules.actions import Action
 from arena.rules.ruleset import RuleSet
+
+RESULTS = Path(__file__).parent / "results" / "strength.json"
 
 _encoder = msgspec.json.Encoder()
 _decoder = msgspec.json.Decoder(ActRequest)
@@ -89,9 +94,12 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument(
-        "--json", type=Path, default=Path(__file__).parent / "results" / "strength.json"
+        "--quick", action="store_true", help="4 seeds (a smoke test); writes no JSON"
     )
+    parser.add_argument("--json", type=Path, help=f"where to write (default {RESULTS})")
     args = parser.parse_args(argv)
+    if args.quick:
+        args.pairs = min(args.pairs, 4)
     started = time.perf_counter()
     with ProcessPoolExecutor(args.workers) as pool:
         results = list(pool.map(play_pair, [(args.a, args.b, seed) for seed in range(args.pairs)]))
@@ -116,8 +124,11 @@ def main(argv: list[str] | None = None) -> int:
         f"({args.pairs} seeds, both seatings); "
         f"{args.a} wins {wins_a / n:.1%} (95% CI {low:.1%}-{high:.1%}); {elapsed:.0f} s"
     )
-    args.json.parent.mkdir(parents=True, exist_ok=True)
-    args.json.write_text(json.dumps(out, indent=2) + "\n")
+    path = args.json or (None if args.quick else RESULTS)
+    if path is not None:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(json.dumps(out, indent=2) + "\n")
+        print(f"wrote {path}")
     return 0
 
 

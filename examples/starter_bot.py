@@ -1,7 +1,7 @@
 """A starter Gin Rummy bot for gin-arena: copy it, change `act`, run it, register its URL.
 
 Run it with `python examples/starter_bot.py --port 8200`, then check it with
-`gin-arena bot check http://127.0.0.1:8200`.
+`gin-arena bot check http://127.0.0.1:8200`. In Node.js: `examples/starter_bot.js`.
 """
 
 import argparse

@@ -1,18 +1,24 @@
 """benchmarks/bench_engine.py keeps working: every part runs on tiny counts.
 
-Our engine always runs. OpenSpiel and RLCard are the optional ``bench`` extras: their tests
-skip when the package is not installed (the script itself reports and skips them then).
+Our engine always runs. OpenSpiel and RLCard are the optional ``bench`` extras: their
+cross-check tests skip when the package is not installed (the script itself reports and skips
+them then), except under ``CI=true``, where they fail instead: ``make test`` installs the extra
+there, so a CI run always compares our engine with both.
 """
 
 from __future__ import annotations
 
+import importlib
 import importlib.util
 import json
+import os
+import subprocess
 import sys
 from pathlib import Path
 from types import ModuleType
 
 import pytest
+from conftest import IN_CI
 
 SCRIPT = Path(__file__).resolve().parent.parent / "benchmarks" / "bench_engine.py"
 
@@ -48,9 +54,9 @@ def test_distinct_hands_are_distinct_ten_card_hands_and_reproducible():
 
 def test_deadwood_ours_only():
     out = bench.bench_deadwood(TINY, engines={})
-    assert set(out["us_per_hand"]) == {"ours_mask", "ours_cards"}
+    assert set(out["us_per_hand"]) == {"ours_mask", "ours_cards", "ours_text"}
     assert all(v > 0 for v in out["us_per_hand"].values())
-    assert out["mismatches"] == {"ours_cards": 0}
+    assert out["mismatches"] == {"ours_cards": 0, "ours_text": 0}
 
 
 def test_selfplay_ours_only():
@@ -110,8 +116,41 @@ def test_profile_names_the_engine_functions():
     assert "hand.py" in text or "melds.py" in text
 
 
+def require_bench_extra(module: str) -> ModuleType:
+    """``module`` of the ``bench`` extra; skip without it, or under CI=true fail."""
+    try:
+        return importlib.import_module(module)
+    except ImportError as exc:
+        message = f"{module} is not installed (the bench extra: pip install -e .[bench]): {exc}"
+        if IN_CI:
+            pytest.fail(f"{message}; CI=true requires it (make test installs it)")
+        pytest.skip(message)
+
+
+@pytest.mark.parametrize("ci", ["true", ""])
+def test_cross_checks_fail_instead_of_skipping_under_ci(ci: str, tmp_path: Path) -> None:
+    # A pyspiel and an rlcard that cannot be imported stand for the extra being missing.
+    for module in ("pyspiel", "rlcard"):
+        missing = f"raise ModuleNotFoundError(\"No module named '{module}' (test)\")\n"
+        (tmp_path / f"{module}.py").write_text(missing)
+    env = {k: v for k, v in os.environ.items() if k not in ("CI", "PYTEST_ADDOPTS")}
+    env["PYTHONPATH"] = os.pathsep.join([str(tmp_path), env.get("PYTHONPATH", "")])
+    env["CI"] = ci
+    argv = [sys.executable, "-m", "pytest", "-q", "-n", "0", "-p", "no:cacheprovider", "-rsf"]
+    argv += [f"{Path(__file__)}::test_openspiel_quick", f"{Path(__file__)}::test_rlcard_quick"]
+    done = subprocess.run(
+        argv, cwd=SCRIPT.parent.parent, env=env, capture_output=True, text=True, check=False
+    )
+    if ci:
+        assert done.returncode == 1, done.stdout + done.stderr
+        assert "2 failed" in done.stdout and "CI=true requires it" in done.stdout
+    else:
+        assert done.returncode == 0, done.stdout + done.stderr
+        assert "2 skipped" in done.stdout and "bench extra" in done.stdout
+
+
 def test_openspiel_quick():
-    pyspiel = pytest.importorskip("pyspiel")
+    pyspiel = require_bench_extra("pyspiel")
     engines = {"openspiel": pyspiel}
     out = bench.bench_deadwood(TINY, engines)
     assert out["mismatches"]["openspiel"] == 0
@@ -121,10 +160,27 @@ def test_openspiel_quick():
 
 
 def test_rlcard_quick():
-    pytest.importorskip("rlcard")
+    require_bench_extra("rlcard")
     rl = bench.load_rlcard()
     assert not isinstance(rl, bench.Unavailable)
     out = bench.bench_deadwood(TINY, {"rlcard": rl})
     assert out["mismatches"]["rlcard"] == 0
     run = bench.selfplay_rlcard(rl, deals=2, seed=0)
     assert run["deals"] == 2 and run["actions"] > 0
+
+
+def test_readme_engine_figures_are_those_of_results_engine_json():
+    """benchmarks/README.md's "Latest full run" table is made from the committed JSON (issue 10,
+    4.10: they drifted apart)."""
+    root = SCRIPT.parent
+    results = json.loads((root / "results" / "engine.json").read_text(encoding="utf-8"))
+    readme = (root / "README.md").read_text(encoding="utf-8")
+    assert results["mode"] == "full"
+    assert bench.readme_table(results) in readme
+
+
+def test_a_quick_run_writes_nothing(capsys):
+    committed = bench.DEFAULT_JSON.read_bytes()
+    assert bench.main(["--quick", "--engines", "ours"]) == 0
+    assert bench.DEFAULT_JSON.read_bytes() == committed
+    assert "results written" not in capsys.readouterr().out

@@ -134,3 +134,17 @@ def test_the_package_ships_the_migrations_and_its_dependencies() -> None:
         "arena/db/migrations is neither a package nor package data: a non-editable install "
         "has no env.py or versions/"
     )
+
+
+def test_the_image_copies_what_the_package_symlinks_point_to() -> None:
+    """The package keeps single sources by symlink (the OpenAPI description, the rules); an
+    image that copies only `arena/` would ship dangling links and serve 404s."""
+    text = (DEPLOY / "Dockerfile").read_text()
+    ignore = (DEPLOY / "Dockerfile.dockerignore").read_text().split()
+    copied = set(re.findall(r"^COPY (\S+) ", text, re.M))
+    links = [p for p in (ROOT / "arena").rglob("*") if p.is_symlink()]
+    assert links, "expected the package's symlinked sources"
+    for link in links:
+        target = link.resolve().relative_to(ROOT).as_posix()
+        assert target in copied, f"{link.relative_to(ROOT)} -> {target}: not copied"
+        assert f"!{target}" in ignore, f"{target} is not let into the build context"

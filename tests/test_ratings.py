@@ -7,7 +7,6 @@ must cover the truth at about the stated rate.
 
 from __future__ import annotations
 
-import itertools
 import math
 import subprocess
 import sys
@@ -19,17 +18,13 @@ from hypothesis import strategies as st
 from numpy.typing import ArrayLike, NDArray
 
 from arena.ratings import (
-    DEFAULT_K,
     INITIAL_RATING,
-    EloRun,
-    EloStep,
     FittedRating,
     RatingError,
     elo_delta,
     elo_update,
     expected_score,
     fit_ratings,
-    fold_elo,
 )
 
 Result = tuple[int, int, float]
@@ -159,47 +154,17 @@ matches = st.lists(
     st.dictionaries(st.integers(0, 5), st.integers(800, 2400).map(float), max_size=6),
     st.floats(min_value=0.5, max_value=64.0),
 )
-def test_fold_elo_is_exactly_zero_sum(
+def test_a_run_of_elo_updates_is_exactly_zero_sum(
     games: list[Result], start: dict[int, float], k: float
 ) -> None:
-    run = fold_elo(((i, a, b, s) for i, (a, b, s) in enumerate(games)), start, k=k)
+    ratings = dict(start)
     players = set(start) | {p for a, b, _ in games for p in (a, b)}
     before_total = sum(start.get(p, INITIAL_RATING) for p in players)
-    assert sum(run.ratings[p] for p in players) == before_total  # bit for bit
-    change: dict[int, float] = {}
-    for line in run.history.values():
-        for step in line:
-            change[step.match] = change.get(step.match, 0.0) + (step.after - step.before)
-    assert all(total == 0.0 for total in change.values())
-    assert len(change) == len(games)
-
-
-@settings(derandomize=True, max_examples=100)
-@given(matches)
-def test_fold_elo_history_chains_and_ends_at_the_ratings(games: list[Result]) -> None:
-    run = fold_elo((f"m{i}", a, b, s) for i, (a, b, s) in enumerate(games))
-    for player, line in run.history.items():
-        assert line[0].before == INITIAL_RATING
-        for earlier, later in itertools.pairwise(line):
-            assert earlier.after == later.before
-        assert line[-1].after == run.ratings[player]
-        assert [step.match for step in line] == [
-            f"m{i}" for i, (a, b, _) in enumerate(games) if player in (a, b)
-        ]
-
-
-def test_fold_elo_starts_unknown_players_at_1500_and_leaves_input_alone() -> None:
-    start = {"ann": 1600.0}
-    run = fold_elo([("m1", "ann", "bob", 0.0)], start, k=DEFAULT_K)
-    assert start == {"ann": 1600.0}
-    assert run.history["bob"] == (EloStep("m1", 1500.0, run.ratings["bob"]),)
-    assert run.ratings["ann"] == pytest.approx(1600.0 - DEFAULT_K * expected_score(1600, 1500))
-
-
-def test_fold_elo_with_no_results_keeps_the_start() -> None:
-    run: EloRun[str, str] = fold_elo([], {"ann": 1543.0})
-    assert run.ratings == {"ann": 1543.0}
-    assert run.history == {}
+    for a, b, score in games:
+        before = ratings.get(a, INITIAL_RATING), ratings.get(b, INITIAL_RATING)
+        ratings[a], ratings[b] = elo_update(*before, score, k=k)
+        assert (ratings[a] - before[0]) + (ratings[b] - before[1]) == 0.0
+    assert sum(ratings.get(p, INITIAL_RATING) for p in players) == before_total  # bit for bit
 
 
 ELO_ERRORS = {
@@ -217,11 +182,6 @@ ELO_ERRORS = {
 def test_elo_rejects_bad_input_loudly(case: dict[str, float]) -> None:
     with pytest.raises(RatingError):
         elo_update(1500.0, 1500.0, case["score"], k=case["k"])
-
-
-def test_fold_elo_rejects_self_play() -> None:
-    with pytest.raises(RatingError, match="itself"):
-        fold_elo([("m1", "ann", "ann", 1.0)])
 
 
 # ----------------------------------------------------------------------------- the fit

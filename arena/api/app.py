@@ -88,6 +88,18 @@ def _headers(response: Response) -> Response:
     return response
 
 
+#: The statuses that tell a client to come back later: the only ones with ``Retry-After``.
+RETRY_STATUSES = frozenset({429, 503})
+
+
+def _retry_after_only_when_waiting(response: Response) -> Response:
+    """flask-limiter puts ``Retry-After`` (the window's reset) on every answer it counts; the
+    header means "retry later", so it stays only on 429 and 503 (RFC 9110 section 10.2.3)."""
+    if response.status_code not in RETRY_STATUSES:
+        response.headers.pop("Retry-After", None)
+    return response
+
+
 def create_app(
     settings: Settings | None = None,
     *,
@@ -122,6 +134,8 @@ def create_app(
         app.register_blueprint(blueprint)
     register_docs(app)
     _register_web(app)
+    # Registered before the limiter's hook so that it runs after it (Flask runs them reversed).
+    app.after_request(_retry_after_only_when_waiting)
     limiter = make_limiter(app, settings)
     limiter.exempt(ops.bp)
     # Route limits hold the limiter weakly: the app keeps it alive.

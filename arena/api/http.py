@@ -1,25 +1,30 @@
 """Small HTTP helpers shared by the views: JSON bodies, query parameters, ids, caching.
 
 * :func:`json_response` encodes with msgspec (fast, and datetimes come out as RFC 3339).
-* ``query_*`` parse query parameters or raise a 422 problem naming the parameter.
-* :class:`IdConverter` (``<id:bot_id>``) matches only ids a database can hold, so a path with
-  an id out of range is a 404, never a database error.
+* ``query_*`` parse query parameters or raise a 422 problem naming the parameter; a parameter
+  given with an empty value (``?status=``) is refused like any other bad value, never read as
+  absent.
+* :class:`IdConverter` (``<id("bot"):bot_id>``) takes any path segment and lets through only
+  ids a database can hold: anything else is a 404 that says what is wrong with it (``0``,
+  ``-1`` or ``870503.0`` are not ids; ``99999999999999999999`` is no bot), and the database
+  never sees the number.
 * :func:`cached` answers ``If-None-Match`` with 304 and marks immutable resources.
 """
 
 from __future__ import annotations
 
 import gzip
+import re
 from collections.abc import Sequence
 from datetime import UTC, datetime
 from typing import Any
 
 import msgspec
 from flask import Response, request
-from werkzeug.routing import IntegerConverter
+from werkzeug.routing import BaseConverter, Map
 
 from arena.api.models import MAX_ID
-from arena.api.problems import FieldError, unprocessable
+from arena.api.problems import FieldError, NoSuchResource, unprocessable
 
 __all__ = [
     "IMMUTABLE",
@@ -37,15 +42,47 @@ IMMUTABLE = "public, max-age=31536000, immutable"
 #: Bodies from this size on are sent gzipped to clients that accept it.
 GZIP_MIN_SIZE = 1024
 _encoder = msgspec.json.Encoder()
+_INTEGER = re.compile(r"[+-]?[0-9]+")
 
 
-class IdConverter(IntegerConverter):
-    """A database id in a path. Digits that no 32-bit id can be (0, or beyond 2**31-1) read as
-    0, which no row has: the view answers 404 and the database never sees the number."""
+class IdConverter(BaseConverter):
+    """A database id in a path, for resources of kind ``what`` (``<id("bot"):bot_id>``).
+
+    It matches any segment, so that what is not an id gets an answer saying so instead of
+    the bare "no resource at ..." of an unknown path: ASCII digits from 1 to ``MAX_ID`` are an
+    id; more digits than any id has name a resource that does not exist; anything else (``0``,
+    ``-1``, ``870503.0``, ``1e3``) is not an id. Both are 404 (:class:`NoSuchResource`).
+
+    >>> converter = IdConverter(Map(), "bot")
+    >>> converter.to_python("0042")
+    42
+    >>> converter.to_python("870503.0")
+    Traceback (most recent call last):
+    ...
+    arena.api.problems.NoSuchResource: 404 Not Found: bot ids are whole numbers from 1 to \
+2147483647: '870503.0' is not one
+    """
+
+    regex = "[^/]+"
+    part_isolating = True
+
+    def __init__(self, url_map: Map, what: str = "resource") -> None:
+        super().__init__(url_map)
+        self.what = what
 
     def to_python(self, value: str) -> int:
-        number = int(value)
-        return number if 1 <= number <= MAX_ID else 0
+        if value.isascii() and value.isdigit():
+            number = int(value)
+            if 1 <= number <= MAX_ID:
+                return number
+            if number > MAX_ID:
+                raise NoSuchResource(f"{self.what} {number} does not exist")
+        raise NoSuchResource(
+            f"{self.what} ids are whole numbers from 1 to {MAX_ID}: {value!r} is not one"
+        )
+
+    def to_url(self, value: object) -> str:
+        return str(int(value))  # type: ignore[call-overload]
 
 
 def encode(data: Any) -> bytes:
@@ -94,17 +131,27 @@ def _bad(name: str, message: str) -> Exception:
     )
 
 
+def _raw(name: str) -> str | None:
+    """The parameter's value (None when absent); an empty value is refused, not taken for
+    "absent": ``?status=`` is a mistake a client should hear about, not a silent default."""
+    raw = request.args.get(name)
+    if raw == "":
+        raise _bad(name, "empty: give a value or leave the parameter out")
+    return raw
+
+
 def query_int(
     name: str, default: int | None = None, *, low: int = 0, high: int = MAX_ID
 ) -> int | None:
-    """An integer parameter within ``[low, high]`` (``default`` when absent)."""
-    raw = request.args.get(name)
-    if raw is None or raw == "":
+    """An integer parameter within ``[low, high]`` (``default`` when absent), in ASCII digits
+    with an optional sign (``1.0``, ``1e3``, ``1_000`` or `` 1`` are not integers here)."""
+    raw = _raw(name)
+    if raw is None:
         return default
-    try:
-        value = int(raw)
-    except ValueError:
-        raise _bad(name, f"{raw!r} is not an integer") from None
+    if _INTEGER.fullmatch(raw) is None:
+        raise _bad(name, f"{raw!r} is not an integer")
+    # More digits than any bound has (and never thousands: int() refuses those) is out of range.
+    value = int(raw) if len(raw) <= 40 else high + 1
     if not low <= value <= high:
         raise _bad(name, f"must be between {low} and {high}")
     return value
@@ -112,8 +159,8 @@ def query_int(
 
 def query_choice(name: str, choices: Sequence[str], default: str | None = None) -> str | None:
     """One of ``choices`` (``default`` when absent)."""
-    raw = request.args.get(name)
-    if raw is None or raw == "":
+    raw = _raw(name)
+    if raw is None:
         return default
     if raw not in choices:
         raise _bad(name, f"{raw!r} is not one of {', '.join(choices)}")
@@ -122,8 +169,8 @@ def query_choice(name: str, choices: Sequence[str], default: str | None = None) 
 
 def query_bool(name: str, default: bool = False) -> bool:
     """``true``/``false`` (also ``1``/``0``)."""
-    raw = request.args.get(name)
-    if raw is None or raw == "":
+    raw = _raw(name)
+    if raw is None:
         return default
     value = {"true": True, "1": True, "false": False, "0": False}.get(raw.lower())
     if value is None:
@@ -133,8 +180,8 @@ def query_bool(name: str, default: bool = False) -> bool:
 
 def query_datetime(name: str) -> datetime | None:
     """An RFC 3339 date-time (a date alone means its midnight, UTC; no offset means UTC)."""
-    raw = request.args.get(name)
-    if raw is None or raw == "":
+    raw = _raw(name)
+    if raw is None:
         return None
     # An unescaped "+" of an offset arrives as a space.
     for text in (raw, raw.replace(" ", "+")):
@@ -150,8 +197,8 @@ def query_datetime(name: str) -> datetime | None:
 
 def query_text(name: str, *, max_length: int = 200) -> str | None:
     """A free-text parameter (``None`` when absent)."""
-    raw = request.args.get(name)
-    if raw is None or raw == "":
+    raw = _raw(name)
+    if raw is None:
         return None
     if len(raw) > max_length:
         raise _bad(name, f"longer than {max_length} characters")

@@ -50,11 +50,14 @@ FormatName = Literal[
 
 
 class BotCreate(Struct, forbid_unknown_fields=True):
-    """Register a bot: its unique name, its URL and how to reach its owner."""
+    """Register a bot: its unique name, its URL, how to reach its owner and, optionally, the
+    signing secret the owner chose (checked by the view: 400 unless ``whsec_`` + base64 of 24
+    to 64 bytes)."""
 
     name: BotName
     url: BotUrl
     owner: Owner
+    secret: Annotated[str, Meta(max_length=200)] | UnsetType = UNSET
 
 
 class BotUpdate(Struct, forbid_unknown_fields=True):

@@ -23,11 +23,12 @@ import msgspec
 from flask import Flask, Response, current_app, request
 from flask.typing import ResponseReturnValue
 from flask_limiter import RateLimitExceeded
-from werkzeug.exceptions import HTTPException, InternalServerError
+from werkzeug.exceptions import HTTPException, InternalServerError, NotFound
 
 __all__ = [
     "PROBLEM_JSON",
     "FieldError",
+    "NoSuchResource",
     "ProblemError",
     "conflict",
     "forbidden",
@@ -113,6 +114,14 @@ def problem_response(problem: ProblemError) -> Response:
     return response
 
 
+class NoSuchResource(NotFound):
+    """A 404 raised while routing (by the id converter), whose description is the detail the
+    answer gives (``bot 99999999999999999999 does not exist``), for the API and the pages."""
+
+    def __init__(self, detail: str) -> None:
+        super().__init__(detail)
+
+
 def unauthorized(detail: str) -> ProblemError:
     """401: no credentials, or credentials that are not valid."""
     return ProblemError(401, detail, headers={"WWW-Authenticate": 'Bearer realm="gin-arena"'})
@@ -157,7 +166,7 @@ def _from_http(exc: HTTPException) -> ResponseReturnValue:
     allowed = getattr(exc, "valid_methods", None)
     if status == 405 and allowed:
         headers["Allow"] = ", ".join(sorted(allowed))
-    if status == 404:
+    if status == 404 and not isinstance(exc, NoSuchResource):
         detail = f"no resource at {request.path}"
     return problem_response(ProblemError(status, str(detail), headers=headers))
 

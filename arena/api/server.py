@@ -68,12 +68,17 @@ class ApiServer:
 
     @property
     def url(self) -> str:
-        return f"http://{self.host}:{self.port}"
+        host = f"[{self.host}]" if ":" in self.host else self.host  # an IPv6 literal
+        return f"http://{host}:{self.port}"
 
     def run(self) -> None:
         """Serve until :meth:`stop` (or an interrupt); then release everything."""
         try:
             self._server.run()
+        except KeyboardInterrupt:
+            if self.executor is not None:  # Ctrl-C: stop now, not after the queued matches
+                self.executor.terminate()
+            raise
         finally:
             self.close()
 
@@ -101,11 +106,19 @@ class ApiServer:
 
 
 def serve(
-    settings: Settings, host: str = "127.0.0.1", port: int = 8000, *, threads: int = THREADS
+    settings: Settings,
+    host: str = "127.0.0.1",
+    port: int = 8000,
+    *,
+    threads: int = THREADS,
+    on_ready: Callable[[str], object] | None = None,
 ) -> None:
-    """Serve the API until interrupted (Ctrl-C or SIGTERM)."""
+    """Serve the API until interrupted (Ctrl-C or SIGTERM); ``on_ready(url)`` runs once the
+    socket is bound (``url`` has the port actually listened on)."""
     server = ApiServer(settings, host, port, threads=threads)
     log.info("serving on %s", server.url)
+    if on_ready is not None:
+        on_ready(server.url)
     if threading.current_thread() is threading.main_thread():
 
         def on_term(_signum: int, _frame: FrameType | None) -> None:

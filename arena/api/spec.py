@@ -5,7 +5,12 @@ interactive docs, served from packages (no CDN).
 * ``GET /api/v1/docs/``: Swagger UI from the ``flask-swagger-ui`` package, reading the above.
 
 The yaml is found next to the package in a source checkout (``api_spec/openapi.yaml``) or,
-in an installed package, as ``arena/api/openapi.yaml`` (a copy made at build time).
+in an installed package, as ``arena/api/openapi.yaml`` (in the repository a symlink to the
+former, which building a wheel turns into a copy).
+
+Its one server is ``/``: relative, so "Try it out" in the docs calls the server the page came
+from, on whatever host and port it runs (OpenAPI 3.1 resolves a relative server URL against
+the description's own URL).
 """
 
 from __future__ import annotations

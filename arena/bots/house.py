@@ -1,5 +1,10 @@
 """House bots served over the real protocol: what the demo, the tests and authors play against.
 
+Every house bot answers from the request alone (the ``random`` one draws each choice from a
+generator seeded by its own seed and the request's match id, game, deal and position), so a
+rerun of a match (same id and seed) against them reproduces it exactly, on the same server or
+in a fresh process, however many matches the server plays at once.
+
 >>> bots = start_house_bots(["greedy", "strong"])
 >>> [b.info.name for b in bots]
 ['house-greedy', 'house-strong']

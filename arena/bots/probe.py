@@ -2,24 +2,26 @@
 
 Before a bot is accepted (and again when its URL changes or it is reactivated), the arena
 checks the URL against the SSRF guard, asks ``GET /`` for the protocol version and sends one
-synthetic ``/act`` (between ``/start`` and ``/end``), all unsigned: at registration the bot
-cannot know its signing secret yet, since the arena generates it. A bot that answers
-``401``/``403`` to the unsigned requests is accepted as "requires signatures" (configure it
-with the returned secret); any other failure is reported item by item and the bot refused.
-The full conformance check with signatures is :func:`arena.bots.check.check_bot`.
+synthetic ``/act`` (between ``/start`` and ``/end``), each ``POST`` signed with the bot's
+secret exactly as in a match (at registration: the secret the owner brought, or the one the
+arena has just made for the bot). So a bot that verifies signatures is checked for real; one
+that refuses the signed requests (``401``/``403``) fails the check like any other failure,
+with a reason saying so (``signatures_required`` is then set), and is not registered. Failures
+are reported item by item. The full conformance check is :func:`arena.bots.check.check_bot`.
 """
 
 from __future__ import annotations
 
 import socket
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 import msgspec
 
 from arena.bots.check import CheckItem, synthetic_positions
 from arena.players import Turn
+from arena.protocol.signing import Signer
 from arena.protocol.transport import Transport, TransportError
 from arena.protocol.urlguard import (
     Resolver,
@@ -37,6 +39,7 @@ from arena.protocol.wire import (
     WireError,
     act_request,
     decode_action,
+    decode_info,
 )
 from arena.rules.actions import ActionError
 from arena.rules.hand import play
@@ -45,7 +48,6 @@ from arena.rules.observation import observe
 __all__ = ["ProbeReport", "probe_bot"]
 
 _encoder = msgspec.json.Encoder()
-_info = msgspec.json.Decoder(BotInfo)
 _JSON = {"Content-Type": "application/json"}
 _REFUSED_UNSIGNED = ("HTTP 401", "HTTP 403")
 
@@ -80,26 +82,43 @@ def _connect(target: Target) -> Callable[[float], socket.socket]:
 
 
 def _post(
-    report: ProbeReport, transport: Transport, path: str, body: bytes, deadline_s: float
-) -> bytes | None:
-    """POST unsigned; None when the bot refused it as unsigned (noted on the report)."""
+    report: ProbeReport,
+    transport: Transport,
+    path: str,
+    body: bytes,
+    deadline_s: float,
+    signer: Signer | None,
+) -> bytes:
+    """POST (signed with ``signer`` if any); :class:`_RefusedError` when the bot refused it
+    with 401/403, as a bot that verifies signatures refuses a request it cannot verify."""
+    headers = _JSON if signer is None else {**_JSON, **signer.sign_now(body)}
     try:
-        return transport.request("POST", path, body, _JSON, deadline_s).body
+        return transport.request("POST", path, body, headers, deadline_s).body
     except TransportError as exc:
         if exc.kind == "status" and exc.detail.startswith(_REFUSED_UNSIGNED):
             report.signatures_required = True
-            return None
+            raise _RefusedError(f"POST {path}: {exc.detail}") from None
         raise
+
+
+class _RefusedError(Exception):
+    """The bot answered 401/403: it did not accept the request's signature (or its absence)."""
 
 
 def probe_bot(
     url: str,
     *,
+    secrets: Sequence[str] = (),
     allow_loopback: bool = False,
     resolver: Resolver | None = None,
     deadline_ms: int = 2000,
 ) -> ProbeReport:
-    """Probe the bot at ``url`` (see the module docstring); never raises over the bot."""
+    """Probe the bot at ``url`` (see the module docstring); never raises over the bot.
+
+    ``secrets``: the bot's signing secret(s), current first, as a match signs with them (none:
+    unsigned, for a bot that verifies nothing).
+    """
+    signer = Signer(*secrets) if secrets else None
     report = ProbeReport(url)
     try:
         target = check_url(url, allow_loopback=allow_loopback, resolver=resolver)
@@ -113,21 +132,23 @@ def probe_bot(
     transport = Transport(target.host_header, _connect(target), base_path=target.path)
     deadline_s = deadline_ms / 1000
     try:
-        _probe(report, transport, deadline_s)
+        _probe(report, transport, deadline_s, signer)
     finally:
         transport.close()
     return report
 
 
-def _probe(report: ProbeReport, transport: Transport, deadline_s: float) -> None:
+def _probe(
+    report: ProbeReport, transport: Transport, deadline_s: float, signer: Signer | None
+) -> None:
     step = "GET / (bot info)"
     try:
         raw = transport.request("GET", "/", None, {"Accept": "application/json"}, deadline_s)
-        info = report.info = _info.decode(raw.body)
+        info = report.info = decode_info(raw.body)
     except TransportError as exc:
         report.add(step, False, f"{exc.kind}: {exc.detail}")
         return
-    except (msgspec.ValidationError, msgspec.DecodeError) as exc:
+    except WireError as exc:  # any body at all: bad JSON, too deeply nested, not bot info
         report.add(step, False, f"the answer is not bot info: {exc}")
         return
     if info.protocol != PROTOCOL_VERSION:
@@ -141,30 +162,30 @@ def _probe(report: ProbeReport, transport: Transport, deadline_s: float) -> None
     match_id = f"registration-{int(time.time())}"
     start = StartRequest(PROTOCOL_VERSION, match_id, "registration check", rules)
     step = f"POST /act ({name})"
+    refused = (
+        "the bot refused the arena's signed request ({}): a bot that verifies signatures must"
+        " run with the secret it is registered with (bring that secret: `--secret whsec_...`"
+        " to `gin-arena bot register`, `secret` in `POST /api/v1/bots`)"
+        if signer is not None
+        else "the bot refused an unsigned request ({}): sign the check with the bot's secret"
+    )
     try:
-        _post(report, transport, "/start", _encoder.encode(start), deadline_s)
+        _post(report, transport, "/start", _encoder.encode(start), deadline_s, signer)
         turn = Turn(
             observe(state, state.to_act), match_id, 0, 0, f"{match_id}-r1", state.rules,
             (0, 0), (0, 0), int(deadline_s * 1000),
         )  # fmt: skip
         body = _encoder.encode(act_request(turn, rules))
-        answer = _post(report, transport, "/act", body, deadline_s)
-        if answer is None:
-            report.add(
-                step,
-                True,
-                "refused unsigned requests (401/403): the bot requires signatures; configure it"
-                " with the signing secret returned now",
-                warning=True,
-            )
-            return
+        answer = _post(report, transport, "/act", body, deadline_s, signer)
         action = decode_action(answer)
         play(state, state.to_act, action)
         report.add(step, True, f"answered {action}")
         end = EndRequest(
             PROTOCOL_VERSION, match_id, "a" if state.to_act == 0 else "b", {"registration": True}
         )
-        _post(report, transport, "/end", _encoder.encode(end), deadline_s)
+        _post(report, transport, "/end", _encoder.encode(end), deadline_s, signer)
+    except _RefusedError as exc:
+        report.add(step, False, refused.format(exc))
     except TransportError as exc:
         report.add(step, False, f"{exc.kind}: {exc.detail}")
     except WireError as exc:

@@ -48,6 +48,12 @@ ActFunction = Callable[[ActRequest], "WireAction | Action | dict[str, Any]"]
 _act_decoder = msgspec.json.Decoder(ActRequest)
 _start_decoder = msgspec.json.Decoder(StartRequest)
 _end_decoder = msgspec.json.Decoder(EndRequest)
+_Request = ActRequest | StartRequest | EndRequest
+_DECODERS: dict[str, msgspec.json.Decoder[Any]] = {
+    "/act": _act_decoder,
+    "/start": _start_decoder,
+    "/end": _end_decoder,
+}
 _encoder = msgspec.json.Encoder()
 _MAX_REQUEST = 1024 * 1024
 
@@ -115,25 +121,27 @@ class _Handler(BaseHTTPRequestHandler):
                 self._problem(409, "replayed request", "this webhook-id was already seen")
                 return
         route = self.path
+        decoder = _DECODERS.get(route)
+        if decoder is None:
+            self._problem(404, "not found", f"POST {route} is not part of {PROTOCOL_VERSION}")
+            return
         try:
-            if route == "/act":
-                request = _act_decoder.decode(body)
-                answer = bot.act(request)
-                self._send(200, _to_wire(answer))
-            elif route == "/start":
-                start = _start_decoder.decode(body)
-                if bot.on_start is not None:
-                    bot.on_start(start)
-                self._send(200, b"{}")
-            elif route == "/end":
-                end = _end_decoder.decode(body)
-                if bot.on_end is not None:
-                    bot.on_end(end)
-                self._send(200, b"{}")
-            else:
-                self._problem(404, "not found", f"POST {route} is not part of {PROTOCOL_VERSION}")
+            message: _Request = decoder.decode(body)
         except (msgspec.ValidationError, msgspec.DecodeError) as exc:
             self._problem(400, "invalid request", f"{route}: {exc}")
+            return
+        except RecursionError:
+            self._problem(400, "invalid request", f"{route}: JSON nested too deeply to read")
+            return
+        try:
+            if isinstance(message, ActRequest):
+                self._send(200, _to_wire(bot.act(message)))
+                return
+            if isinstance(message, StartRequest) and bot.on_start is not None:
+                bot.on_start(message)
+            elif isinstance(message, EndRequest) and bot.on_end is not None:
+                bot.on_end(message)
+            self._send(200, b"{}")
         except Exception as exc:
             # The bot author's code failed: say so clearly, to the arena and on stderr.
             traceback.print_exc(file=sys.stderr)

@@ -1,7 +1,8 @@
 """The house bots' strategies: functions from a wire observation to a wire action.
 
 * ``random``: a random legal move, except that it knocks (or goes gin) whenever it may, so its
-  games end.
+  games end. Its choices are drawn from the request itself (match id, game, deal, position in
+  the deal), not from a generator kept by the process: a rerun of a match reproduces it.
 * ``greedy``: minimises deadwood at every step and knocks at the first chance.
 * ``lazy``: greedy, but never takes from the discard pile.
 * ``strong``: tracks the discard pile and the opponent's known cards; discards what the
@@ -29,7 +30,16 @@ from arena.rules.melds import (
     min_discard_deadwood_mask,
 )
 
-__all__ = ["STRATEGIES", "KnockPolicy", "greedy", "lazy", "make_random", "make_strong", "strong"]
+__all__ = [
+    "STRATEGIES",
+    "KnockPolicy",
+    "choice_generator",
+    "greedy",
+    "lazy",
+    "make_random",
+    "make_strong",
+    "strong",
+]
 
 Strategy = Callable[[ActRequest], WireAction]
 
@@ -63,11 +73,25 @@ def _gin_or_big_gin(obs: ActRequest, kinds: dict[str, list[WireAction]]) -> Wire
     return None
 
 
+def choice_generator(seed: int | str, obs: ActRequest) -> random.Random:
+    """The generator for one decision: seeded by the bot's seed and where the request stands.
+
+    The coordinates are the match id, the game, the deal, the phase and the number of events
+    of the deal so far (every action adds at least one, so no two decisions of a match share
+    them). A rerun of a match (same id, same seed, so the same deals) therefore asks the same
+    questions and gets the same answers, on the same server or a fresh process, and matches
+    played at once against one server do not disturb each other's choices.
+    """
+    return random.Random(
+        f"house-random:{seed}:{obs.match_id}:{obs.game}:{obs.deal}:{obs.phase}:{len(obs.history)}"
+    )
+
+
 def make_random(seed: int | str = 0) -> Strategy:
-    """A random player that knocks whenever it may."""
-    rng = random.Random(f"house-random:{seed}")
+    """A random player that knocks whenever it may (each choice from :func:`choice_generator`)."""
 
     def act(obs: ActRequest) -> WireAction:
+        rng = choice_generator(seed, obs)
         kinds = _kinds(obs)
         for kind in ("big_gin", "knock"):
             if kind in kinds:

@@ -44,6 +44,7 @@ __all__ = [
     "MatchResult",
     "MatchStatus",
     "RatingFit",
+    "RatingFitState",
     "RatingHistory",
     "Tournament",
     "TournamentEntry",
@@ -123,6 +124,10 @@ class Bot(Base):
     token_hash: Mapped[str] = mapped_column(String(64), index=True)
     #: The signing secret (``whsec_...``): needed in clear to sign requests to the bot.
     secret: Mapped[str] = mapped_column(String(200))
+    #: The secret before the last rotation, still signed with (beside ``secret``) until
+    #: ``previous_secret_expires_at`` (``ARENA_SECRET_ROTATION_HOURS`` after the rotation).
+    previous_secret: Mapped[str | None] = mapped_column(String(200))
+    previous_secret_expires_at: Mapped[datetime | None] = mapped_column(UTCDateTime())
     status: Mapped[BotStatus] = mapped_column(
         _enum(BotStatus, "bot_status"), default=BotStatus.ACTIVE
     )
@@ -349,4 +354,20 @@ class RatingFit(Base):
     stderr: Mapped[float] = mapped_column(Float)
     matches: Mapped[int] = mapped_column(Integer)
     provisional: Mapped[bool] = mapped_column(Boolean)
+    fitted_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow)
+
+
+class RatingFitState(Base):
+    """The version of the stored fit (one row, ``id`` 1): how many rated results it covers.
+
+    A refit replaces the fit only if it covers at least as many results (a conditional update
+    of this row, which also serialises concurrent refits), so a slow refit over older results
+    can never overwrite a newer one.
+    """
+
+    __tablename__ = "rating_fit_state"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    #: Rated, decided matches the stored fit was computed from.
+    results: Mapped[int] = mapped_column(Integer)
     fitted_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow)

@@ -10,14 +10,14 @@ from __future__ import annotations
 
 import socket
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import msgspec
 
-from arena.players import Fault, FaultKind, MatchContext, Turn
+from arena.players import Exchange, Fault, FaultKind, MatchContext, Turn
 from arena.protocol.signing import Signer, new_message_id
-from arena.protocol.transport import MAX_BODY, Transport, TransportError
+from arena.protocol.transport import MAX_BODY, HttpResult, Transport, TransportError
 from arena.protocol.urlguard import (
     Resolver,
     Target,
@@ -35,13 +35,13 @@ from arena.protocol.wire import (
     WireError,
     act_request,
     decode_action,
+    decode_info,
 )
 from arena.rules.actions import Action
 
 __all__ = ["HttpPlayer", "record_for_seat"]
 
 _encoder = msgspec.json.Encoder()
-_info_decoder = msgspec.json.Decoder(BotInfo)
 _JSON = {"Content-Type": "application/json"}
 
 
@@ -53,7 +53,7 @@ class HttpPlayer:
         url: str,
         *,
         name: str | None = None,
-        secret: str | None = None,
+        secret: str | Sequence[str] | None = None,
         allow_loopback: bool = False,
         resolver: Resolver | None = None,
         max_body: int = MAX_BODY,
@@ -62,7 +62,10 @@ class HttpPlayer:
     ) -> None:
         self.url = url
         self.name = name or url
-        self._signer = Signer(secret) if secret else None
+        # Several secrets (the current one first) while a rotation window is open: every
+        # request then carries one v1 signature per secret.
+        keys = [k for k in ([secret] if isinstance(secret, str) else secret or ()) if k]
+        self._signer = Signer(*keys) if keys else None
         self._allow_loopback = allow_loopback
         self._resolver = resolver
         self._max_body = max_body
@@ -76,21 +79,21 @@ class HttpPlayer:
         self._seq = 0
         self.info: BotInfo | None = None
         self._history = HistoryCache()
-        # Message ids: a random prefix per player and a counter (one urandom per match, not
-        # per request); unique, with no dots, as signing requires.
-        self._id_prefix = new_message_id() + "_"
-        self._sent = 0
+        self._exchange: Exchange | None = None
 
     # -- plumbing ---------------------------------------------------------------------------
 
-    def _headers(self, body: bytes) -> dict[str, str]:
-        # A fresh webhook-id per request: bots may refuse an id they have seen (replays).
-        if self._signer is None:
-            return _JSON
-        return {
-            **_JSON,
-            **self._signer.sign(body, msg_id=new_message_id(), timestamp=int(self._wall())),
-        }
+    def _signing(self, body: bytes) -> Callable[[], dict[str, str]] | None:
+        """The signature headers for each HTTP attempt at sending ``body``, made afresh.
+
+        Every attempt gets its own ``webhook-id`` (and timestamp), the transport's retry on a
+        new connection included: bots may refuse an id they have seen (replays), and a retry
+        is answered like any request (``request_id`` in the body says it is the same turn).
+        """
+        signer = self._signer
+        if signer is None:
+            return None
+        return lambda: signer.sign(body, msg_id=new_message_id(), timestamp=int(self._wall()))
 
     def _open(self, target: Target) -> Transport:
         def connect(timeout: float) -> socket.socket:
@@ -106,10 +109,11 @@ class HttpPlayer:
             connect_timeout_s=self._connect_timeout,
         )
 
-    def _post(self, path: str, body: bytes) -> bytes:
+    def _post(self, path: str, body: bytes) -> HttpResult:
         assert self._transport is not None
-        result = self._transport.request("POST", path, body, self._headers(body), self._deadline_s)
-        return result.body
+        return self._transport.request(
+            "POST", path, body, _JSON, self._deadline_s, sign=self._signing(body)
+        )
 
     # -- the Player interface ---------------------------------------------------------------
 
@@ -144,8 +148,8 @@ class HttpPlayer:
         except TransportError as exc:
             return Fault(FaultKind.UNREACHABLE, f"GET / failed ({exc.kind}): {exc.detail}")
         try:
-            self.info = _info_decoder.decode(info_body)
-        except (msgspec.ValidationError, msgspec.DecodeError) as exc:
+            self.info = decode_info(info_body)
+        except WireError as exc:
             return Fault(FaultKind.UNREACHABLE, f"GET / did not answer with bot info: {exc}")
         if self.info.protocol != PROTOCOL_VERSION:
             return Fault(
@@ -158,22 +162,49 @@ class HttpPlayer:
         try:
             self._post("/start", body)
         except TransportError as exc:
+            if exc.kind == "status" and exc.detail.startswith(("HTTP 401", "HTTP 403")):
+                hint = (
+                    "it must verify with the secret the arena holds for it"
+                    if self._signer is not None
+                    else "it wants signed requests, and the arena holds no secret for it"
+                )
+                signed = "signed" if self._signer is not None else "unsigned"
+                return Fault(
+                    FaultKind.SIGNATURE_REFUSED,
+                    f"the bot refused the arena's {signed} POST /start ({exc.detail}): {hint}",
+                )
             return Fault(FaultKind.UNREACHABLE, f"POST /start failed ({exc.kind}): {exc.detail}")
         return None
 
     def act(self, turn: Turn) -> Action | Fault:
-        """One signed ``POST /act``; an action, or the fault that stopped it."""
+        """One signed ``POST /act``; an action, or the fault that stopped it (never raises
+        over the answer: whatever its bytes, they decode to an action or become a fault).
+
+        :meth:`take_exchange` then gives the answer's raw bytes and the latency.
+        """
+        self._exchange = None
         if self._transport is None:
             return Fault(FaultKind.UNREACHABLE, "the match was not started")
         body = _encoder.encode(act_request(turn, self._rules, self._history))
         try:
-            answer = self._post("/act", body)
+            result = self._post("/act", body)
         except TransportError as exc:
+            self._exchange = Exchange(None, exc.latency_ms)
             return Fault(FaultKind(exc.kind), exc.detail)
+        self._exchange = Exchange(result.body, result.latency_ms)
         try:
-            return decode_action(answer)
+            return decode_action(result.body)
         except WireError as exc:
             return Fault(FaultKind(exc.kind), str(exc))
+        except Exception as exc:  # no answer may escape as an exception, whatever its bytes
+            return Fault(
+                FaultKind.SCHEMA, f"the answer could not be read: {type(exc).__name__}: {exc}"
+            )
+
+    def take_exchange(self) -> Exchange | None:
+        """The raw answer and latency of the last :meth:`act`, once (then None)."""
+        exchange, self._exchange = self._exchange, None
+        return exchange
 
     def end(self, summary: dict[str, object]) -> None:
         """Send the full record (best effort) and close the connection."""
@@ -195,7 +226,8 @@ def record_for_seat(summary: dict[str, object], seat: int) -> dict[str, object]:
     """The match record as sent to one seat's bot: its own faults only, no seed, no decks.
 
     The other seat's faults are dropped from ``faults`` and their markers (the fourth item of
-    an action entry) from the deal logs; the fallbacks stay, as ordinary actions. The seed and
+    an action entry) from the deal logs; the fallbacks stay, as ordinary actions. The raw
+    answers (an entry's fifth item) are dropped too: the bot knows what it sent. The seed and
     each deal's deck order are withheld: a duplicate match replays the same deals, and a bot
     that saw them could play the second match with foreknowledge.
     """
@@ -207,11 +239,16 @@ def record_for_seat(summary: dict[str, object], seat: int) -> dict[str, object]:
         mine = "ab"[seat]
         record["faults"] = [f for f in faults if isinstance(f, dict) and f.get("seat") == mine]
 
+    def entry(item: object) -> object:
+        if not isinstance(item, list) or len(item) <= 3:
+            return item
+        mine = item[:1] != [other] and item[3] is not None
+        return item[:4] if mine else item[:3]
+
     def strip(hand: object) -> object:
         if not isinstance(hand, dict) or not isinstance(hand.get("actions"), list):
             return hand
-        entries = hand["actions"]
-        actions = [a[:3] if isinstance(a, list) and a[:1] == [other] else a for a in entries]
+        actions = [entry(a) for a in hand["actions"]]
         return {k: v for k, v in hand.items() if k != "deck"} | {"actions": actions}
 
     def strip_all(part: object) -> object:

@@ -9,9 +9,9 @@ public internet, and the connect side that makes the check stick:
   at registration.
 * :func:`resolve_and_check` does the same when the arena opens a connection for a match, so a
   name whose DNS later points somewhere private (DNS rebinding) is caught then too.
-* :func:`open_connection`, :class:`GuardedHTTPConnection` and :class:`GuardedHTTPSConnection`
-  connect only to the addresses that were checked, never resolving the name a second time; the
-  ``Host`` header, SNI and certificate check still use the original host name.
+* :func:`open_connection` and :func:`open_tls_connection` connect only to the addresses that
+  were checked, never resolving the name a second time; the ``Host`` header (the transport's),
+  SNI and certificate check still use the original host name.
 * :func:`forbidden_reason` judges one address from an explicit table (not Python's
   ``is_global``, which for example calls the NAT64 form of 127.0.0.1, ``64:ff9b::7f00:1``,
   global). IPv6 forms that embed an IPv4 address (mapped, compatible, translated, NAT64, 6to4,
@@ -22,7 +22,12 @@ Numeric host spellings that ``inet_aton`` and browsers accept (``2130706433``, `
 and judged as that address; they never reach the resolver.
 
 In development mode (``allow_loopback=True``) loopback is allowed too, and nothing else:
-127.0.0.0/8, ``::1`` and the IPv4-mapped ``::ffff:127.0.0.0/104``.
+127.0.0.0/8, ``::1`` and the IPv4-mapped ``::ffff:127.0.0.0/104``. This is the one URL policy:
+the service passes ``ARENA_ALLOW_LOOPBACK`` at registration, at a URL change, at reactivation
+and when a worker connects for a match (every executor), and a URL refused only for being
+loopback says so and names that setting (:data:`LOOPBACK_HINT`). The author's tools on the
+command line (``gin-arena match``, ``bot check``) and the demo target local bots by design and
+always allow loopback (``--production`` applies the service's policy instead).
 
 >>> target = check_url("https://bot.example.com/gin/", resolver=lambda host, port: ["8.8.8.8"])
 >>> target.host, target.port, target.path, target.addresses
@@ -34,7 +39,6 @@ NAT64 address embedding 169.254.169.254: link-local (169.254.0.0/16), a cloud me
 from __future__ import annotations
 
 import enum
-import http.client
 import ipaddress
 import re
 import socket
@@ -46,8 +50,7 @@ from dataclasses import dataclass
 from typing import TypeAlias
 
 __all__ = [
-    "GuardedHTTPConnection",
-    "GuardedHTTPSConnection",
+    "LOOPBACK_HINT",
     "IPAddress",
     "Rejection",
     "Resolver",
@@ -64,6 +67,9 @@ __all__ = [
 IPAddress: TypeAlias = ipaddress.IPv4Address | ipaddress.IPv6Address
 #: ``resolver(host, port)`` returns the addresses (as text) that ``host`` resolves to.
 Resolver: TypeAlias = Callable[[str, int], Iterable[str]]
+
+#: Said whenever a URL is refused only because it is loopback: the one switch that allows it.
+LOOPBACK_HINT = "set ARENA_ALLOW_LOOPBACK=1 to allow loopback bots in development"
 
 MAX_URL_LENGTH = 2048
 DEFAULT_PORTS = {"http": 80, "https": 443}
@@ -342,6 +348,8 @@ def check_url(
         reason = forbidden_reason(address, allow_loopback=allow_loopback)
         if reason is not None:
             shown = "is" if literal is not None else "resolves to"
+            if not allow_loopback and forbidden_reason(address, allow_loopback=True) is None:
+                reason += f" ({LOOPBACK_HINT})"
             raise UrlRejectedError(
                 url,
                 Rejection.FORBIDDEN_ADDRESS,
@@ -583,44 +591,3 @@ def _checked_context(context: ssl.SSLContext | None) -> ssl.SSLContext:
     if not context.check_hostname or context.verify_mode != ssl.CERT_REQUIRED:
         raise ValueError("the TLS context must verify the certificate and the host name")
     return context
-
-
-class GuardedHTTPConnection(http.client.HTTPConnection):
-    """An ``http.client`` connection to a checked :class:`Target` (``http`` scheme).
-
-    The ``Host`` header is the target's host name; the socket goes to a checked address.
-    """
-
-    def __init__(self, target: Target, timeout: float) -> None:
-        if target.scheme != "http":
-            raise ValueError(f"GuardedHTTPConnection needs an http target, not {target.scheme}")
-        super().__init__(target.host, target.port, timeout=timeout)
-        self.target = target
-        self._connect_timeout = timeout
-
-    def connect(self) -> None:
-        """Connect to one of the checked addresses (never resolving the host)."""
-        self.sock = open_connection(self.target, self._connect_timeout)
-
-
-class GuardedHTTPSConnection(http.client.HTTPSConnection):
-    """An ``http.client`` HTTPS connection to a checked :class:`Target` (``https`` scheme).
-
-    The certificate is verified against the target's host name, which is also sent as SNI and
-    in the ``Host`` header; the socket goes to a checked address.
-    """
-
-    def __init__(
-        self, target: Target, timeout: float, *, context: ssl.SSLContext | None = None
-    ) -> None:
-        if target.scheme != "https":
-            raise ValueError(f"GuardedHTTPSConnection needs an https target, not {target.scheme}")
-        checked = _checked_context(context)
-        super().__init__(target.host, target.port, timeout=timeout, context=checked)
-        self.target = target
-        self._connect_timeout = timeout
-        self._tls_context = checked
-
-    def connect(self) -> None:
-        """Connect and handshake with one of the checked addresses (never resolving the host)."""
-        self.sock = open_tls_connection(self.target, self._connect_timeout, self._tls_context)

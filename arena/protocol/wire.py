@@ -9,7 +9,7 @@ the deck).
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Any, Literal, TypeVar
 
 import msgspec
 
@@ -37,6 +37,7 @@ __all__ = [
     "act_request",
     "action_from_wire",
     "decode_action",
+    "decode_info",
 ]
 
 PROTOCOL_VERSION = "gin-arena/1"
@@ -320,6 +321,8 @@ def act_request(
 # --- wire -> domain ---------------------------------------------------------------------------
 
 _action_decoder = msgspec.json.Decoder(WireAction)
+_info_decoder = msgspec.json.Decoder(BotInfo)
+_T = TypeVar("_T")
 
 
 class WireError(ValueError):
@@ -330,21 +333,40 @@ class WireError(ValueError):
         self.kind = kind
 
 
-def decode_action(body: bytes) -> Action:
-    """Parse a bot's ``/act`` answer; raise :class:`WireError` (bad_json or schema)."""
+def _decode(decoder: msgspec.json.Decoder[_T], body: bytes, what: str) -> _T:
+    """``decoder.decode(body)``; whatever the body, a value or a :class:`WireError`.
+
+    msgspec recurses once per nesting level, so a small body nested a thousand deep (in a
+    field the schema ignores, even) raises :class:`RecursionError`: that is ``bad_json`` too.
+    """
     try:
-        wire = _action_decoder.decode(body)
+        return decoder.decode(body)
     except msgspec.ValidationError as exc:
-        raise WireError("schema", f"the answer does not match the action schema: {exc}") from None
+        raise WireError("schema", f"the answer does not match the {what} schema: {exc}") from None
     except msgspec.DecodeError as exc:
         raise WireError("bad_json", f"the answer is not valid JSON: {exc}") from None
-    return action_from_wire(wire)
+    except RecursionError:
+        raise WireError("bad_json", "the answer's JSON is nested too deeply to read") from None
+
+
+def decode_action(body: bytes) -> Action:
+    """Parse a bot's ``/act`` answer; raise :class:`WireError` (bad_json or schema), only."""
+    return action_from_wire(_decode(_action_decoder, body, "action"))
+
+
+def decode_info(body: bytes) -> BotInfo:
+    """Parse a bot's ``GET /`` answer; raise :class:`WireError` (bad_json or schema), only."""
+    return _decode(_info_decoder, body, "bot info")
 
 
 def action_from_wire(wire: WireAction) -> Action:
-    """Convert a decoded wire action into an engine action (card text checked)."""
+    """Convert a decoded wire action into an engine action (card text checked).
+
+    ``"melds": []`` means what an absent or null ``melds`` means, *not declared* (many
+    serialisers write an empty list for "none"): a knock then lays down the best arrangement.
+    """
     try:
-        if wire.melds is None:
+        if not wire.melds:
             kind = _KINDS[wire.action]
             if kind is ActionKind.DISCARD or kind is ActionKind.KNOCK:
                 if wire.card is None:

@@ -40,7 +40,14 @@ from arena.rules.melds import (
 )
 from arena.rules.observation import Observation, observe
 from arena.rules.record import DealRecord, ReplayError, replay_deal
-from arena.rules.ruleset import DeadHandDealer, MisknockPolicy, NextDealer, RuleSet, RuleSetError
+from arena.rules.ruleset import (
+    DeadHandDealer,
+    MatchScoring,
+    MisknockPolicy,
+    NextDealer,
+    RuleSet,
+    RuleSetError,
+)
 from arena.rules.scoring import GameResult, GameScore, HandResult, Outcome, Role
 from arena.rules.showdown import MisknockError, settle_knock
 
@@ -61,6 +68,7 @@ __all__ = [
     "IllegalActionError",
     "InvalidActionError",
     "InvalidMeldError",
+    "MatchScoring",
     "Misknock",
     "MisknockError",
     "MisknockPolicy",

@@ -196,10 +196,14 @@ def discard(card: int) -> Action:
 
 
 def knock(card: int, melds: tuple[int, ...] | None = None) -> Action:
-    """Knock, discarding ``card`` face down, optionally declaring melds."""
-    return _KNOCKS[card] if melds is None else Action(ActionKind.KNOCK, CARDS[card], melds)
+    """Knock, discarding ``card`` face down, optionally declaring melds.
+
+    No melds (``None`` or an empty tuple) means *not declared*, as ``"melds": []`` does on the
+    wire: the engine lays down the best arrangement, never every card as deadwood.
+    """
+    return Action(ActionKind.KNOCK, CARDS[card], melds) if melds else _KNOCKS[card]
 
 
 def big_gin(melds: tuple[int, ...] | None = None) -> Action:
-    """Big gin: all eleven cards melded, no discard."""
-    return BIG_GIN if melds is None else Action(ActionKind.BIG_GIN, None, melds)
+    """Big gin: all eleven cards melded, no discard (no melds means not declared)."""
+    return Action(ActionKind.BIG_GIN, None, melds) if melds else BIG_GIN

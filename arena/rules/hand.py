@@ -91,15 +91,22 @@ class HandEvent:
     card: Card | None = None
     #: Deadwood of a misknock (over the limit).
     deadwood: int | None = None
+    #: A misknock whose hand stays concealed (``penalty_points``): the opponent's view of it
+    #: leaves the deadwood out. Not part of the wire form.
+    concealed: bool = False
 
     def public_for(self, viewer: int) -> HandEvent:
-        """The event as ``viewer`` may see it: the opponent's stock draws hide the card, and
-        the opponent's misknock hides its deadwood (under ``penalty_points`` the hand stays
-        concealed; under the other policies the hand itself is shown anyway)."""
+        """The event as ``viewer`` may see it: the opponent's stock draws hide the card.
+
+        The opponent sees a misknock's deadwood when the rules show them the hand anyway
+        (``open_hand``: exposed for the rest of the deal; ``opponent_may_accept``: laid down
+        for the response), so it tells nothing new; under ``penalty_points`` the hand goes
+        back concealed and its deadwood would say something about it, so it is left out.
+        """
         if self.seat != viewer:
             if self.kind is EventKind.DRAW_STOCK:
                 return HandEvent(self.seat, self.kind)
-            if self.kind is EventKind.MISKNOCK:
+            if self.concealed:
                 return HandEvent(self.seat, self.kind, self.card)
         return self
 
@@ -134,6 +141,8 @@ class DealResult:
     misknocks: tuple[Misknock, ...] = ()
     #: Both hands as they stood at the end of the deal (10 cards each, 11 for big gin).
     hands: tuple[tuple[Card, ...], tuple[Card, ...]] = ((), ())
+    #: The card a knock or gin laid face down on the discard pile (None otherwise).
+    knock_card: Card | None = None
 
     @property
     def outcome(self) -> Outcome:
@@ -160,6 +169,9 @@ class PendingKnock:
     card: Card
     melds: tuple[int, ...] | None
     deadwood: int
+    #: The misknocker's ``taken``/``taken_from``, restored if the knock card stands as a discard.
+    taken: Card | None = None
+    taken_from: int | None = None
 
 
 class HandState(NamedTuple):
@@ -178,6 +190,7 @@ class HandState(NamedTuple):
     deck: tuple[Card, ...]
     hands: tuple[int, int]
     stock_pos: int
+    #: The face-up discard pile, oldest first.
     discards: tuple[Card, ...]
     phase: Phase
     to_act: int
@@ -185,6 +198,11 @@ class HandState(NamedTuple):
     multiplier: int
     #: Card the player to act just took from the discard pile (the discard restriction).
     taken: Card | None = None
+    #: The seat that discarded ``taken`` (None when it was the first upcard).
+    taken_from: int | None = None
+    #: A card just taken from the opponent's discard and discarded straight back (only with
+    #: ``allow_discard_of_taken_card``): the opponent, to act, may take it back only to knock.
+    returned: Card | None = None
     #: Whose first-upcard turn it is: 0 non-dealer, 1 dealer; 2 once the offer is over.
     upcard_offers: int = 0
     #: Only drawing from the stock is allowed (both passed the first upcard).
@@ -202,6 +220,8 @@ class HandState(NamedTuple):
     result: DealResult | None = None
     #: The events as each seat may see them (kept up to date by every transition).
     views: tuple[tuple[HandEvent, ...], tuple[HandEvent, ...]] = ((), ())
+    #: The knock card, face down on the discard pile once a knock or gin ended the deal.
+    knock_card: Card | None = None
 
     @property
     def stock_count(self) -> int:
@@ -214,7 +234,13 @@ class HandState(NamedTuple):
 
     @property
     def discard_top(self) -> Card | None:
+        """The top face-up discard (a face-down knock card is not one)."""
         return self.discards[-1] if self.discards else None
+
+    @property
+    def stock(self) -> tuple[Card, ...]:
+        """The stock, top first."""
+        return self.deck[self.stock_pos :]
 
     @property
     def is_over(self) -> bool:
@@ -320,6 +346,8 @@ def _legal_first_upcard(state: HandState) -> tuple[Action, ...]:
 def _legal_draw(state: HandState) -> tuple[Action, ...]:
     if state.stock_only or not state.discards:
         return (DRAW_STOCK,)
+    if state.returned is not None and not _can_knock_with(state, state.to_act, state.returned):
+        return (DRAW_STOCK,)  # the Gin Rummy Association proviso: back only to knock
     return (DRAW_STOCK, TAKE_DISCARD)
 
 
@@ -327,7 +355,7 @@ def _knockable(state: HandState, hand: int, restricted: int) -> list[Action]:
     """Knocks (gin included) that are within the limit, and big gin."""
     out: list[Action] = []
     whole = deadwood_mask(hand)
-    if whole == 0 and state.rules.big_gin_allowed:
+    if whole == 0 and _big_gin_allowed(state):
         out.append(BIG_GIN)
     limit = state.knock_limit
     # Discarding card c leaves at least ``whole - value(c)`` (add c back as deadwood to any
@@ -346,6 +374,14 @@ def _knockable(state: HandState, hand: int, restricted: int) -> list[Action]:
         if low & free or deadwood_mask(hand ^ low) <= limit:
             knocks.append(knock(card))
     return knocks + out
+
+
+def _big_gin_allowed(state: HandState) -> bool:
+    """Big gin is allowed now: by the rules, and after this turn's draw."""
+    rules = state.rules
+    if not rules.big_gin_allowed:
+        return False
+    return state.taken is None or rules.big_gin_after_taking_discard
 
 
 def _discard_table() -> tuple[tuple[tuple[Action, ...], ...], ...]:
@@ -427,10 +463,8 @@ def legal_actions(state: HandState, seat: int | None = None) -> tuple[Action, ..
 # --- transitions ----------------------------------------------------------------------------
 
 
-def _event(
-    state: HandState, kind: EventKind, card: Card | None = None, **kw: int
-) -> tuple[HandEvent, ...]:
-    return (*state.events, HandEvent(state.to_act, kind, card, **kw))
+def _event(state: HandState, kind: EventKind, card: Card | None = None) -> tuple[HandEvent, ...]:
+    return (*state.events, HandEvent(state.to_act, kind, card))
 
 
 def _apply_first_upcard(state: HandState, action: Action) -> HandState:
@@ -458,6 +492,11 @@ def _take_discard(state: HandState) -> HandState:
         discards=state.discards[:-1],
         phase=Phase.DISCARD,
         taken=card,
+        # Nobody discarded the first upcard; any later top card is the opponent's discard.
+        taken_from=None if state.phase is Phase.FIRST_UPCARD else 1 - seat,
+        # Taking back a card the opponent just returned: only to knock (the GRA proviso).
+        knock_only=state.returned is not None,
+        returned=None,
         upcard_offers=2,
         events=_event(state, EventKind.TAKE_DISCARD, card),
     )
@@ -474,6 +513,8 @@ def _apply_draw(state: HandState, action: Action) -> HandState:
         stock_pos=state.stock_pos + 1,
         phase=Phase.DISCARD,
         taken=None,
+        taken_from=None,
+        returned=None,
         stock_only=False,
         events=_event(state, EventKind.DRAW_STOCK, card),
     )
@@ -502,11 +543,16 @@ def _discard_face_up(state: HandState, card: Card, events: tuple[HandEvent, ...]
     seat = state.to_act
     bit = 1 << card
     chance = state.rules.last_discard_chance and not state.knock_only
+    # The card just taken from the opponent's discard, straight back: the opponent may take
+    # it again only to knock (the Gin Rummy Association proviso).
+    returned = card if card == state.taken and state.taken_from is not None else None
     changes: dict[str, Any] = {
         "hands": _with(state.hands, seat, state.hands[seat] & ~bit),
         "known": _with(state.known, seat, state.known[seat] & ~bit),
         "discards": (*state.discards, card),
         "taken": None,
+        "taken_from": None,
+        "returned": returned,
         "knock_only": False,
         "pending": None,
         "events": events,
@@ -541,16 +587,17 @@ def _dead(state: HandState) -> HandState:
 def _misknock(state: HandState, card: Card, melds: tuple[int, ...] | None, dw: int) -> HandState:
     seat = state.to_act
     mk = Misknock(seat, card, dw)
-    events = _event(state, EventKind.MISKNOCK, card, deadwood=dw)
-    state = _evolve(state, misknocks=(*state.misknocks, mk))
     policy = state.rules.misknock
+    concealed = policy is MisknockPolicy.PENALTY_POINTS
+    events = (*state.events, HandEvent(seat, EventKind.MISKNOCK, card, dw, concealed))
+    state = _evolve(state, misknocks=(*state.misknocks, mk))
     if policy is MisknockPolicy.OPPONENT_MAY_ACCEPT:
         return _evolve(
             state,
             phase=Phase.MISKNOCK_RESPONSE,
             to_act=1 - seat,
             taken=None,  # the misknocker's restriction is not the responder's
-            pending=PendingKnock(seat, card, melds, dw),
+            pending=PendingKnock(seat, card, melds, dw, state.taken, state.taken_from),
             events=events,
         )
     if policy is MisknockPolicy.PENALTY_POINTS:
@@ -573,7 +620,13 @@ def _apply_misknock_response(state: HandState, action: Action) -> HandState:
         state = _evolve(state, to_act=seat, events=events)
         return _showdown(state, seat, hand10, pending.melds, Outcome.KNOCK, knock_card=pending.card)
     state = _evolve(
-        state, to_act=seat, exposed=_with(state.exposed, seat, True), events=events, pending=None
+        state,
+        to_act=seat,
+        exposed=_with(state.exposed, seat, True),
+        events=events,
+        pending=None,
+        taken=pending.taken,
+        taken_from=pending.taken_from,
     )
     return _discard_face_up(state, pending.card, state.events)
 
@@ -606,10 +659,12 @@ def _showdown(
     kind: Outcome,
     knock_card: Card | None = None,
 ) -> HandState:
-    """Settle a knock, gin or big gin and end the deal."""
-    result = settle(
-        state.rules, kind, knocker_hand, state.hands[1 - knocker], melds, state.multiplier
-    )
+    """Settle a knock, gin or big gin and end the deal; the knock card goes face down."""
+    multiplier = state.multiplier
+    top = state.discard_top
+    if state.rules.spade_discard_doubles and top is not None and top // 13 == 3:
+        multiplier *= 2  # the house rule: a spade on top of the pile at the knock doubles
+    result = settle(state.rules, kind, knocker_hand, state.hands[1 - knocker], melds, multiplier)
     hands = _with(state.hands, knocker, knocker_hand)
     events = state.events
     if not (events and events[-1].kind is EventKind.ACCEPT_KNOCK):
@@ -621,8 +676,17 @@ def _showdown(
         penalties=state.penalties,
         misknocks=state.misknocks,
         hands=(mask_to_cards(hands[0]), mask_to_cards(hands[1])),
+        knock_card=knock_card,
     )
-    return _evolve(state, hands=hands, phase=Phase.DONE, pending=None, events=events, result=deal)
+    return _evolve(
+        state,
+        hands=hands,
+        phase=Phase.DONE,
+        pending=None,
+        events=events,
+        result=deal,
+        knock_card=knock_card,
+    )
 
 
 _SHOWDOWN_EVENTS: Final = {Outcome.GIN: EventKind.GIN, Outcome.BIG_GIN: EventKind.BIG_GIN}
@@ -660,6 +724,11 @@ def play(
         _check_knock(state, action)
         return apply(state, action)
     kinds = sorted({a.kind.value for a in legal})
+    if kind is ActionKind.TAKE_DISCARD and state.phase is Phase.DRAW and state.returned is not None:
+        raise IllegalActionError(
+            f"{state.returned} was just discarded back to you after you discarded it: you may "
+            "take it back only to knock this turn, and no knock is possible with it"
+        )
     if kind.value not in kinds:
         raise IllegalActionError(
             f"{kind} is not allowed in the {state.phase} phase (allowed: {', '.join(kinds)})"
@@ -682,6 +751,11 @@ def _check_knock(state: HandState, action: Action) -> None:
     if action.kind is ActionKind.BIG_GIN:
         if not state.rules.big_gin_allowed:
             raise IllegalActionError("big gin is not allowed under these rules")
+        if not _big_gin_allowed(state):
+            raise IllegalActionError(
+                "big gin is not allowed after taking the discard under these rules "
+                "(big_gin_after_taking_discard is false): only after a stock draw"
+            )
         try:
             dw = knock_deadwood(hand, action.melds)
         except InvalidMeldError as exc:

@@ -26,7 +26,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Final
 
-from arena.cards import CARD_VALUES, CARDS, Card, cards_to_mask, mask_to_cards, parse_cards
+from arena.cards import CARD_VALUES, CARDS, Card, mask_to_cards, parse_mask
 
 __all__ = [
     "Arrangement",
@@ -176,7 +176,7 @@ def deadwood(cards: str | Iterable[str | Card]) -> int:
     >>> deadwood("7c 7d 7s 7h 8h 9h Kd Qd Jd 2c")
     2
     """
-    return deadwood_mask(cards_to_mask(parse_cards(cards)))
+    return deadwood_mask(parse_mask(cards))
 
 
 def min_discard_deadwood_mask(mask: int, exclude: int = 0) -> int:
@@ -219,8 +219,7 @@ def _discard_key(card: int) -> tuple[int, int]:
 
 def best_discard(cards11: str | Iterable[str | Card]) -> tuple[str, int]:
     """From eleven cards, a discard leaving the least deadwood, and that deadwood."""
-    cards = parse_cards(cards11)
-    card, dw = best_discard_mask(cards_to_mask(cards))
+    card, dw = best_discard_mask(parse_mask(cards11))
     return str(card), dw
 
 
@@ -298,7 +297,7 @@ def arrange(cards: str | Iterable[str | Card]) -> Arrangement:
     >>> a.deadwood, [" ".join(map(str, m)) for m in a.meld_cards()]
     (10, ['7h 8h 9h', 'Kc Kd Kh', 'As 2s 3s'])
     """
-    return best_arrangements(cards_to_mask(parse_cards(cards)))[0]
+    return best_arrangements(parse_mask(cards))[0]
 
 
 def meld_mask_is_valid(meld: int) -> bool:
@@ -323,7 +322,7 @@ def is_meld(cards: str | Iterable[str | Card]) -> bool:
     >>> is_meld("Qs Ks As"), is_meld("As 2s 3s"), is_meld("7c 7d 7h 7s")
     (False, True, True)
     """
-    return meld_mask_is_valid(cards_to_mask(parse_cards(cards)))
+    return meld_mask_is_valid(parse_mask(cards))
 
 
 def check_declared_melds(hand: int, melds: Sequence[int]) -> int:

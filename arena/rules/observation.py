@@ -2,8 +2,12 @@
 
 An :class:`Observation` holds what one seat may know: its own hand, the face-up discard pile,
 the stock count (never its order), the cards the opponent is known to hold, the opponent's whole
-hand only when a misknock exposed it, and the public history (the opponent's stock draws
-hidden). Legal actions are filled in only for the player to act.
+hand only when a misknock exposed it, and the public history: the opponent's stock draws
+without their card, and the opponent's misknocks with their deadwood only when the rules show
+the hand anyway (``open_hand``, ``opponent_may_accept``), not under ``penalty_points`` (see
+:meth:`arena.rules.hand.HandEvent.public_for`). Legal actions are filled in only for the player
+to act. The face-down knock card of a finished deal is not in ``discard_pile``; the knock
+event in the history names it.
 """
 
 from __future__ import annotations

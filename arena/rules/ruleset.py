@@ -16,7 +16,14 @@ from dataclasses import dataclass, fields
 from enum import StrEnum
 from typing import Any, ClassVar
 
-__all__ = ["DeadHandDealer", "MisknockPolicy", "NextDealer", "RuleSet", "RuleSetError"]
+__all__ = [
+    "DeadHandDealer",
+    "MatchScoring",
+    "MisknockPolicy",
+    "NextDealer",
+    "RuleSet",
+    "RuleSetError",
+]
 
 
 class RuleSetError(ValueError):
@@ -46,10 +53,22 @@ class DeadHandDealer(StrEnum):
     OTHER = "other"
 
 
+class MatchScoring(StrEnum):
+    """How games are scored over a match."""
+
+    #: One game after another, each to the target; a majority of ``best_of`` wins the match.
+    GAMES = "games"
+    #: Hollywood: ``best_of`` games scored at once from the same deals (three in the seeds).
+    #: A win scores in every open game its winner has won a deal in, and in the first open
+    #: game they have not (the first win in game one, the second in one and two, ...).
+    HOLLYWOOD = "hollywood"
+
+
 _ENUM_FIELDS: dict[str, type[StrEnum]] = {
     "misknock": MisknockPolicy,
     "next_dealer": NextDealer,
     "dead_hand_dealer": DeadHandDealer,
+    "match_scoring": MatchScoring,
 }
 
 
@@ -64,12 +83,20 @@ class RuleSet:
     upcard_sets_knock_limit: bool = False
     #: Oklahoma: a spade first upcard doubles every score of the hand, bonuses included.
     spade_upcard_doubles: bool = False
+    #: House rule (seed 004): a spade on top of the discard pile when a hand is knocked (the
+    #: card the knock card is laid on; for big gin, the top when it is declared) doubles that
+    #: hand's score, bonuses included; with ``spade_upcard_doubles`` the two multiply.
+    spade_discard_doubles: bool = False
     gin_bonus: int = 25
     undercut_bonus: int = 25
     #: Equal deadwood is an undercut (True) or a tie scoring nothing (False, early rules).
     undercut_on_tie: bool = True
     #: Bonus for big gin (eleven cards melded); ``None`` disables big gin.
     big_gin_bonus: int | None = 31
+    #: Big gin after taking the top discard (True: the seeds' "draw" is either draw, from the
+    #: stock or the discard pile, as their turn rules use the word); False: only after a
+    #: stock draw.
+    big_gin_after_taking_discard: bool = True
     #: Gin Rummy Association rule: the card just taken from the discard pile may be discarded.
     allow_discard_of_taken_card: bool = False
     #: The hand is dead when a discard leaves this many stock cards or fewer.
@@ -87,10 +114,15 @@ class RuleSet:
     game_bonus: int = 100
     #: The game bonus is multiplied by this when the loser scored nothing (shutout).
     shutout_multiplier: int = 2
+    #: On a shutout the winner's whole final total (hand points and both bonuses) is
+    #: multiplied by this (seed 000: blitz doubles the winner's score); 1 leaves it alone.
+    shutout_total_multiplier: int = 1
     #: Box (line) bonus per hand won, for each player, at the end of a game.
     box_bonus: int = 25
     #: Games in a match (first to a majority wins).
     best_of: int = 5
+    #: ``games`` (one after another) or ``hollywood`` (``best_of`` games scored at once).
+    match_scoring: MatchScoring = MatchScoring.GAMES
     #: Time a bot has for each request, milliseconds.
     deadline_ms: int = 1000
     #: Faults a bot may commit in a match before it forfeits.
@@ -200,6 +232,7 @@ _MINIMUM = {
     "deadline_ms": 1,
     "max_strikes": 1,
     "shutout_multiplier": 1,
+    "shutout_total_multiplier": 1,
     "max_actions_per_deal": 20,
 }
 

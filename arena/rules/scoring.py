@@ -132,9 +132,19 @@ class GameResult:
     hands_won: tuple[int, int]
     shutout: bool
 
+    @property
+    def net(self) -> int:
+        """The payout of the game (seed 004): the winner's final total less the loser's."""
+        return self.totals[self.winner] - self.totals[1 - self.winner]
+
 
 def final_totals(rules: RuleSet, score: GameScore) -> GameResult:
     """Settle a finished game: game bonus (doubled on a shutout), box bonus, the winner.
+
+    On a shutout the game bonus is multiplied by ``shutout_multiplier`` and then the
+    reacher's whole total by ``shutout_total_multiplier``. The winner is the higher final
+    total (so the box bonus can beat the player who reached the target first); equal totals
+    go to the player who reached the target first.
 
     >>> s = GameScore(points=(260, 0), hands_won=(5, 0), reached_first=0)
     >>> final_totals(RuleSet(), s).totals
@@ -152,6 +162,9 @@ def final_totals(rules: RuleSet, score: GameScore) -> GameResult:
         score.points[0] + game_bonus[0] + box[0],
         score.points[1] + game_bonus[1] + box[1],
     )
+    if shutout and rules.shutout_total_multiplier != 1:
+        scaled = totals[reacher] * rules.shutout_total_multiplier
+        totals = (scaled, totals[1]) if reacher == 0 else (totals[0], scaled)
     if totals[0] != totals[1]:
         winner = 0 if totals[0] > totals[1] else 1
     else:

@@ -98,12 +98,14 @@ def settle_knock(
     *,
     knocker_melds: Iterable[Iterable[str | Card]] | None = None,
     upcard: str | Card | None = None,
+    discard_top: str | Card | None = None,
 ) -> HandResult:
     """The showdown after a knock (10 knocker cards: knock or gin) or a big gin (11 cards).
 
     Raises :class:`MisknockError` for a knock over the limit (with the declared melds, if
     any) or a big gin that is not all melded or not allowed; ``upcard`` is required under
-    Oklahoma (it sets the limit and the spade doubling).
+    Oklahoma (it sets the limit and the spade doubling). ``discard_top`` is the face-up card
+    the knock card was laid on, for ``spade_discard_doubles`` (None: an empty pile).
     """
     rules = rules if rules is not None else RuleSet()
     k_cards = parse_hand(knocker, (10, 11))
@@ -123,6 +125,12 @@ def settle_knock(
         up = parse_card(upcard)
         limit = rules.knock_limit_for(CARD_VALUES[up])
         multiplier = 2 if rules.spade_upcard_doubles and up.suit == 3 else 1
+    if rules.spade_discard_doubles and discard_top is not None:
+        top = parse_card(discard_top)
+        if top.suit == 3:
+            multiplier *= 2
+        if cards_to_mask((top,)) & (k_mask | d_mask):
+            raise DuplicateCardError(f"card {top} is both on the discard pile and in a hand")
     dw = knock_deadwood(k_mask, melds)
     if len(k_cards) == 11:
         if not rules.big_gin_allowed:

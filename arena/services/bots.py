@@ -1,30 +1,55 @@
-"""Bots: registration (the token and secret are shown once), authentication, updates."""
+"""Bots: registration (the token and secret are shown once), authentication, updates, and
+the signing secret's rotation window.
+
+:func:`enroll_bot` is what the API and the CLI (``gin-arena bot register``) call: the URL
+policy (``ARENA_ALLOW_LOOPBACK``), the registration check signed with the bot's secret (the
+owner's own, or one made now), then :func:`register_bot` stores it. :func:`list_registered_bots`
+is ``gin-arena bot list``.
+
+**Secret rotation.** :func:`rotate_secret` makes a new secret current and keeps the old one
+valid beside it for ``ARENA_SECRET_ROTATION_HOURS`` (default 24): requests are signed with both
+(two ``v1,`` signatures), so a bot holding either verifies and can switch at its own pace.
+:func:`end_secret_rotation` ends the window early; after it, only the new secret signs.
+"""
 
 from __future__ import annotations
 
 import hashlib
-import hmac
 import re
 import secrets
 from dataclasses import dataclass
+from datetime import datetime, timedelta
+from typing import Protocol
 
 from sqlalchemy import select
 from sqlalchemy.exc import IntegrityError
 
+from arena.bots.probe import ProbeReport, probe_bot
 from arena.db.models import Bot, BotStats, BotStatus, utcnow
 from arena.db.session import Database
-from arena.protocol.signing import generate_secret
+from arena.protocol.signing import SecretError, generate_secret, parse_secret
+from arena.protocol.urlguard import Resolver
 from arena.protocol.wire import PROTOCOL_VERSION
+from arena.settings import Settings
 
 __all__ = [
+    "BotListing",
     "BotNameTakenError",
+    "BotRefusedError",
+    "Enrolment",
     "RegisteredBot",
-    "authenticate_owner",
+    "SecretRotation",
+    "check_secret",
+    "end_secret_rotation",
+    "enroll_bot",
     "hash_token",
+    "list_registered_bots",
+    "probe_registered_bot",
     "register_bot",
     "rotate_secret",
     "rotate_token",
     "set_status",
+    "signing_secrets",
     "update_bot",
 ]
 
@@ -57,13 +82,145 @@ def _check_name(name: str) -> None:
         )
 
 
+class BotRefusedError(ValueError):
+    """The bot did not pass the registration check; ``report`` has every item."""
+
+    def __init__(self, url: str, report: ProbeReport) -> None:
+        failures = report.failures()
+        why = failures[0].detail if failures else "no check was made"
+        super().__init__(f"the bot at {url} did not pass the registration check: {why}")
+        self.url = url
+        self.report = report
+
+
+@dataclass(frozen=True, slots=True)
+class Enrolment:
+    """A bot registered after passing its check: id, token and secret (shown once), the check."""
+
+    bot_id: int
+    token: str
+    secret: str
+    check: ProbeReport
+
+
+@dataclass(frozen=True, slots=True)
+class BotListing:
+    """One registered bot as the organiser sees it (``gin-arena bot list``)."""
+
+    id: int
+    name: str
+    owner: str
+    url: str
+    status: BotStatus
+    elo: float
+    created_at: datetime
+
+
+@dataclass(frozen=True, slots=True)
+class SecretRotation:
+    """A rotated secret: the new one (shown once) and until when the old one still signs."""
+
+    secret: str
+    previous_valid_until: datetime | None
+
+
+def check_secret(secret: str) -> str:
+    """``secret`` if it is ``whsec_`` and the base64 of 24 to 64 bytes, else SecretError."""
+    if not secret.startswith("whsec_"):
+        raise SecretError("a secret must start with 'whsec_' (then the base64 of 24 to 64 bytes)")
+    parse_secret(secret)
+    return secret
+
+
+def _name_taken(db: Database, name: str) -> bool:
+    with db.session() as session:
+        return session.scalar(select(Bot.id).where(Bot.name == name)) is not None
+
+
+def enroll_bot(
+    db: Database,
+    settings: Settings,
+    *,
+    name: str,
+    url: str,
+    owner: str,
+    secret: str | None = None,
+    resolver: Resolver | None = None,
+) -> Enrolment:
+    """Check the bot at ``url`` and register it: what the API and ``gin-arena bot register``
+    do.
+
+    ``secret`` is the owner's own signing secret (``whsec_`` and the base64 of 24 to 64
+    bytes), so a bot that verifies signatures can run with it before it is registered; None
+    makes one. The URL must pass the URL policy (loopback only with ``ARENA_ALLOW_LOOPBACK``)
+    and the bot the registration check, every request signed with that secret
+    (:func:`arena.bots.probe.probe_bot`). Raises ``ValueError`` subclasses with a one-line
+    message: a bad name or :class:`SecretError`, :class:`BotNameTakenError`,
+    :class:`BotRefusedError` (its ``report`` has every item).
+    """
+    _check_name(name)
+    if secret is not None:
+        check_secret(secret)
+    if _name_taken(db, name):
+        raise BotNameTakenError(f"a bot named {name!r} already exists")
+    secret = secret or generate_secret()
+    report = probe_bot(
+        url, secrets=(secret,), allow_loopback=settings.allow_loopback, resolver=resolver
+    )
+    if not report.passed:
+        raise BotRefusedError(url, report)
+    registered = register_bot(db, name=name, owner=owner, url=url, secret=secret)
+    return Enrolment(registered.bot_id, registered.token, registered.secret, report)
+
+
+def probe_registered_bot(
+    db: Database,
+    settings: Settings,
+    bot_id: int,
+    *,
+    url: str | None = None,
+    resolver: Resolver | None = None,
+) -> ProbeReport:
+    """The registration check of a stored bot at its URL (or at a new ``url`` before a change),
+    signed with its secret(s) as a match would be; raises :class:`BotRefusedError` if it
+    fails."""
+    with db.session() as session:
+        bot = session.get_one(Bot, bot_id)
+        target = url if url is not None else bot.url
+        keys = signing_secrets(bot)
+    report = probe_bot(
+        target, secrets=keys, allow_loopback=settings.allow_loopback, resolver=resolver
+    )
+    if not report.passed:
+        raise BotRefusedError(target, report)
+    return report
+
+
+def list_registered_bots(db: Database) -> list[BotListing]:
+    """Every registered bot, by id, with its owner contact and URL (for the organiser)."""
+    with db.session() as session:
+        return [
+            BotListing(b.id, b.name, b.owner, b.url, b.status, b.elo, b.created_at)
+            for b in session.scalars(select(Bot).order_by(Bot.id))
+        ]
+
+
 def register_bot(
-    db: Database, *, name: str, owner: str, url: str, protocol_version: str = PROTOCOL_VERSION
+    db: Database,
+    *,
+    name: str,
+    owner: str,
+    url: str,
+    protocol_version: str = PROTOCOL_VERSION,
+    secret: str | None = None,
 ) -> RegisteredBot:
-    """Store a new active bot with a fresh owner token and signing secret."""
+    """Store a new active bot with a fresh owner token and ``secret`` (default: a new one).
+
+    No check of the bot is made here: :func:`enroll_bot` checks first.
+    """
     _check_name(name)
     token = "gat_" + secrets.token_urlsafe(32)
-    secret = generate_secret()
+    secret = generate_secret() if secret is None else check_secret(secret)
     try:
         with db.session() as session:
             bot = Bot(
@@ -82,15 +239,6 @@ def register_bot(
     except IntegrityError:
         raise BotNameTakenError(f"a bot named {name!r} already exists") from None
     return RegisteredBot(bot_id, token, secret)
-
-
-def authenticate_owner(db: Database, bot_id: int, token: str) -> bool:
-    """Whether ``token`` is the owner token of bot ``bot_id`` (compared in constant time)."""
-    with db.session() as session:
-        stored = session.scalar(select(Bot.token_hash).where(Bot.id == bot_id))
-    if stored is None:
-        return False
-    return hmac.compare_digest(stored, hash_token(token))
 
 
 def update_bot(
@@ -121,14 +269,53 @@ def rotate_token(db: Database, bot_id: int) -> str:
     return token
 
 
-def rotate_secret(db: Database, bot_id: int) -> str:
-    """A new signing secret (requests are signed with it from the next match on)."""
+class _Secrets(Protocol):
+    @property
+    def secret(self) -> str: ...
+    @property
+    def previous_secret(self) -> str | None: ...
+    @property
+    def previous_secret_expires_at(self) -> datetime | None: ...
+
+
+def signing_secrets(bot: _Secrets, *, now: datetime | None = None) -> tuple[str, ...]:
+    """The secrets requests to a bot (a :class:`Bot` row or a worker's copy of it) are signed
+    with at ``now``: the current one, and the previous one while its rotation window is open."""
+    now = now or utcnow()
+    expires = bot.previous_secret_expires_at
+    if bot.previous_secret and expires is not None and now < expires:
+        return (bot.secret, bot.previous_secret)
+    return (bot.secret,)
+
+
+def rotate_secret(
+    db: Database, bot_id: int, *, window_hours: float = 24.0, now: datetime | None = None
+) -> SecretRotation:
+    """A new signing secret, used from the next match on; the old one keeps signing beside it
+    for ``window_hours`` (``ARENA_SECRET_ROTATION_HOURS``; 0 cuts over at once).
+
+    Rotating again within a window replaces the previous secret with the one current until now
+    (a bot still on the one before must take the newest).
+    """
     secret = generate_secret()
+    now = now or utcnow()
+    until = now + timedelta(hours=window_hours) if window_hours > 0 else None
     with db.session() as session:
         bot = session.get_one(Bot, bot_id)
+        bot.previous_secret = bot.secret if until is not None else None
+        bot.previous_secret_expires_at = until
         bot.secret = secret
+        bot.updated_at = now
+    return SecretRotation(secret, until)
+
+
+def end_secret_rotation(db: Database, bot_id: int) -> None:
+    """End the rotation window now: only the current secret signs from the next request on."""
+    with db.session() as session:
+        bot = session.get_one(Bot, bot_id)
+        bot.previous_secret = None
+        bot.previous_secret_expires_at = None
         bot.updated_at = utcnow()
-    return secret
 
 
 def set_status(db: Database, bot_id: int, status: BotStatus) -> None:

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
-from sqlalchemy import ColumnElement, and_, or_, select, update
+from sqlalchemy import ColumnElement, and_, case, literal, or_, select, update
 from sqlalchemy.orm import Session
 
 from arena.db.models import (
@@ -49,6 +49,7 @@ __all__ = [
     "match_status",
     "record_digest",
     "record_match_result",
+    "release_match",
     "renew_lease",
     "schedule_match",
     "sweep_stuck",
@@ -57,12 +58,15 @@ __all__ = [
 
 @dataclass(frozen=True, slots=True)
 class BotSpec:
-    """What a worker needs to call a bot."""
+    """What a worker needs to call a bot (the previous secret signs too until it expires:
+    :func:`arena.services.bots.signing_secrets`)."""
 
     id: int
     name: str
     url: str
     secret: str
+    previous_secret: str | None = None
+    previous_secret_expires_at: datetime | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -120,13 +124,15 @@ def claim_match(
 ) -> Claim | None:
     """Take a match to run, or None if it is finished, cancelled or held by a live lease.
 
-    A match that has used up ``max_attempts`` claims is marked failed instead.
+    A match that has used up ``max_attempts`` claims is marked failed (void) instead; its
+    ``error`` keeps the last arena failure, if one released it (:func:`release_match`).
     """
     now = utcnow()
     claimable = or_(
         Match.status == MatchStatus.PENDING,
         and_(Match.status == MatchStatus.RUNNING, Match.lease_expires_at < now),
     )
+    gave_up = f"gave up after {max_attempts} attempts"
     with db.session() as session:
         exhausted = session.execute(
             update(Match)
@@ -135,7 +141,10 @@ def claim_match(
                 status=MatchStatus.FAILED,
                 finished_at=now,
                 lease_owner=None,
-                error=f"gave up after {max_attempts} attempts (workers kept dying or timing out)",
+                error=case(
+                    (Match.error.is_(None), f"{gave_up} (workers kept dying or timing out)"),
+                    else_=literal(f"{gave_up}; the last failed with ") + Match.error,
+                ),
             )
         )
         if exhausted.rowcount:  # type: ignore[attr-defined]
@@ -149,7 +158,6 @@ def claim_match(
                 lease_owner=worker,
                 lease_expires_at=now + timedelta(seconds=lease_seconds),
                 started_at=now,
-                error=None,
             )
             .returning(Match.attempt)
         ).first()
@@ -157,7 +165,10 @@ def claim_match(
             return None
         attempt = int(row[0])
         match = session.get_one(Match, match_id)
-        bots = tuple(BotSpec(b.id, b.name, b.url, b.secret) for b in (match.bot_a, match.bot_b))
+        bots = tuple(
+            BotSpec(b.id, b.name, b.url, b.secret, b.previous_secret, b.previous_secret_expires_at)
+            for b in (match.bot_a, match.bot_b)
+        )
         spec = MatchSpec(
             match_id, RuleSet.from_dict(match.rules), match.seed, (bots[0], bots[1]), match.rated
         )
@@ -179,31 +190,44 @@ def _held_by(claim: Claim) -> tuple[ColumnElement[bool], ...]:
     )
 
 
+def _write_held(db: Database, claim: Claim, **values: Any) -> bool:
+    """Set ``values`` on the claimed match in one guarded ``UPDATE``; False if this attempt has
+    been fenced out (nothing is written then)."""
+    with db.session() as session:
+        result = session.execute(update(Match).where(*_held_by(claim)).values(**values))
+        return bool(result.rowcount)  # type: ignore[attr-defined]
+
+
 def renew_lease(db: Database, claim: Claim, *, lease_seconds: int) -> bool:
     """Extend the lease; False if this attempt has been fenced out (stop playing)."""
-    with db.session() as session:
-        result = session.execute(
-            update(Match)
-            .where(*_held_by(claim))
-            .values(lease_expires_at=utcnow() + timedelta(seconds=lease_seconds))
-        )
-        return bool(result.rowcount)  # type: ignore[attr-defined]
+    return _write_held(db, claim, lease_expires_at=utcnow() + timedelta(seconds=lease_seconds))
+
+
+def release_match(db: Database, claim: Claim, error: str) -> bool:
+    """Give the claimed match back (``pending``) after the arena failed on it, keeping the
+    error; the next claim plays it again from the start (see :func:`claim_match` for the
+    bound). False if this attempt has been fenced out."""
+    return _write_held(
+        db,
+        claim,
+        status=MatchStatus.PENDING,
+        error=error[:4000],
+        lease_owner=None,
+        lease_expires_at=None,
+    )
 
 
 def fail_match(db: Database, claim: Claim, error: str) -> bool:
-    """Mark the claimed match failed (a bug or a bad spec, not a bot's behaviour)."""
-    with db.session() as session:
-        result = session.execute(
-            update(Match)
-            .where(*_held_by(claim))
-            .values(
-                status=MatchStatus.FAILED,
-                error=error[:4000],
-                finished_at=utcnow(),
-                lease_owner=None,
-            )
-        )
-        return bool(result.rowcount)  # type: ignore[attr-defined]
+    """Mark the claimed match failed, i.e. void: no result and no loss for either bot (the
+    arena's failure, never a bot's behaviour)."""
+    return _write_held(
+        db,
+        claim,
+        status=MatchStatus.FAILED,
+        error=error[:4000],
+        finished_at=utcnow(),
+        lease_owner=None,
+    )
 
 
 def record_digest(hand_logs: Sequence[Mapping[str, Any]]) -> str:
@@ -260,6 +284,7 @@ def record_match_result(
                 forfeit_reason=None if forfeit is None else forfeit["reason"],
                 finished_at=now,
                 lease_owner=None,
+                error=None,
                 duration_ms=duration_ms,
                 bot_time_ms=bot_time_ms,
             )

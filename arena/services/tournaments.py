@@ -56,6 +56,8 @@ Enqueue = Callable[[Iterable[int]], None]
 
 #: The forfeit reason of a bot that could not be reached at the start (see arena.match).
 UNREACHABLE = "unreachable at the start"
+#: Forfeit reasons (prefixes) that withdraw the bot: it could not be started at all.
+NOT_STARTED = (UNREACHABLE, "refused the arena's signature at the start")
 
 
 class TournamentStateError(ValueError):
@@ -188,8 +190,11 @@ def _results(
                 points.get(m.id, (0, 0)),
                 forfeited,
             )
-        elif m.status is MatchStatus.FAILED:  # the arena failed: nobody wins, nothing stalls
-            results[key] = MatchResult(None, (0, 0), (0, 0), frozenset(ids.values()))
+        elif m.status is MatchStatus.FAILED:
+            # Void (the arena failed on it every attempt): a drawn match with no games, so
+            # nobody is scored a loss for the arena's failure and nothing stalls; a knockout
+            # applies its tie rule (the better seed goes through).
+            results[key] = MatchResult(None, (0, 0), (0, 0), frozenset())
     return results, {k: m for k, m in matches.items() if k is not None}
 
 
@@ -291,7 +296,7 @@ def _withdraw_unreachable(
     newly: list[TournamentEntry] = []
     for m in sorted(matches.values(), key=lambda m: (m.finished_at or utcnow(), m.id)):
         if m.status is not MatchStatus.FINISHED or not (m.forfeit_reason or "").startswith(
-            UNREACHABLE
+            NOT_STARTED
         ):
             continue
         seats = {"a": m.bot_a_id, "b": m.bot_b_id}

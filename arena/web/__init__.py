@@ -1,5 +1,6 @@
 """Server-rendered pages: leaderboard, bots, tournaments with their brackets, matches with a
-replay viewer. Plain HTML and CSS with a little vanilla JavaScript, all served from here.
+replay viewer, and the rules (``docs/RULES.md``). Plain HTML and CSS with a little vanilla
+JavaScript, all served from here.
 
 The app factory mounts :data:`bp` at ``/`` and puts the
 :class:`~arena.db.session.Database` in ``app.extensions["gin_arena"]["db"]``;

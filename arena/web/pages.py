@@ -1,10 +1,14 @@
-"""The page views: leaderboard, bots, matches (with the replay viewer) and tournaments.
+"""The page views: leaderboard, bots, matches (with the replay viewer), tournaments and the
+rules (``docs/RULES.md``, see :mod:`arena.web.rules_doc`).
 
 Each view reads through :mod:`arena.queries` (nothing here writes), shapes the result for its
 template and renders it. A match's deals (its seed, replay and fault details) stay hidden while
 a match on the same deals is still to be played, as in the API (:mod:`arena.embargo`).
-Unknown ids give the 404 page, bad query parameters the 400 page, and any failure a 500 page
-without internals (the exception goes to the log).
+Unknown ids give the 404 page (and what is not an id at all, or an id beyond any database's,
+a 404 saying so, before the database is asked), bad query parameters the 400 page, and any
+failure a 500 page without internals (the exception goes to the log). A bot's owner contact
+and URL are shown only to a request bearing its owner token or the organiser token, as on the
+API (:mod:`arena.api.owners`); everyone else sees the owner's public name.
 """
 
 from __future__ import annotations
@@ -13,16 +17,23 @@ import logging
 from collections.abc import Mapping
 from typing import Any
 
-from flask import Blueprint, abort, render_template, request
+from flask import Blueprint, Response, abort, make_response, render_template, request
+from flask.blueprints import BlueprintSetupState
 from werkzeug.exceptions import HTTPException, InternalServerError
 
 from arena import queries
+from arena.api.auth import ANONYMOUS, Principal, current_principal
+from arena.api.http import IdConverter
+from arena.api.models import MAX_ID
+from arena.api.owners import with_owner_view
+from arena.api.problems import ProblemError
 from arena.db.models import MatchStatus
 from arena.embargo import match_deals_public, redact_bracket
 from arena.replay import MatchNotFoundError
 from arena.web.context import database
 from arena.web.present import HELPERS, rating_scale
 from arena.web.replay_steps import build_replay
+from arena.web.rules_doc import load_rules
 
 __all__ = ["REFRESH_SECONDS", "bp", "error_page"]
 
@@ -34,6 +45,13 @@ REFRESH_SECONDS = 5
 bp = Blueprint(
     "web", __name__, template_folder="templates", static_folder="static", static_url_path="/assets"
 )
+
+
+@bp.record_once
+def _id_converter(state: BlueprintSetupState) -> None:
+    """Before any route (recorded first): ``<id(...)>`` must be known to the app's map when the
+    routes are added, also in an app that did not come from the app factory."""
+    state.app.url_map.converters.setdefault("id", IdConverter)
 
 
 @bp.context_processor
@@ -62,16 +80,17 @@ def _failed(error: Exception) -> tuple[str, int]:
 
 
 def _int_arg(name: str) -> int | None:
+    """An id filter of a page (empty means none: the pages' forms send empty fields)."""
     raw = request.args.get(name)
     if raw in (None, ""):
         return None
-    try:
-        value = int(raw)
-    except ValueError:
+    if not (raw.isascii() and raw.lstrip("-").isdigit()):
         abort(400, description=f"{name} must be a whole number, not {raw!r}.")
-    if value < 1:
+    if raw.startswith("-") or int(raw) < 1:
         abort(400, description=f"{name} must be positive.")
-    return value
+    if len(raw) > 12 or int(raw) > MAX_ID:
+        abort(400, description=f"{name} must be at most {MAX_ID}, not {raw}.")
+    return int(raw)
 
 
 # --- leaderboard ----------------------------------------------------------------------------
@@ -86,6 +105,7 @@ def leaderboard() -> str:
     return render_template(
         "web/leaderboard.html",
         rows=rows,
+        unrated=queries.unrated_bots(db, include_inactive=everyone),
         scale=rating_scale(rows),
         everyone=everyone,
         matches=recent,
@@ -96,16 +116,34 @@ def leaderboard() -> str:
 # --- bots -----------------------------------------------------------------------------------
 
 
-@bp.get("/bots/<int:bot_id>")
-def bot(bot_id: int) -> str:
+def _viewer() -> Principal:
+    """Who is looking: anonymous for a browser, or whoever a bearer token names (the API's
+    rules: a bearer token that is not valid is a 401 page, never a silent anonymous). Other
+    schemes (a proxy's Basic authentication in front of the site) are not the arena's."""
+    scheme = request.headers.get("Authorization", "").strip().partition(" ")[0]
+    if scheme.lower() != "bearer":
+        return ANONYMOUS
+    try:
+        return current_principal()
+    except ProblemError as exc:
+        abort(401, description=exc.detail)
+
+
+@bp.get("/bots/<id('bot'):bot_id>")
+def bot(bot_id: int) -> Response:
     db = database()
     detail = queries.bot_detail(db, bot_id, history=100)
     if detail is None:
         abort(404, description=f"There is no bot {bot_id}.")
+    shown = with_owner_view(detail, _viewer())
     recent, more = queries.list_matches(db, bot_id=bot_id, limit=20)
-    return render_template(
-        "web/bot.html", bot=detail, stats=detail["statistics"], matches=recent, more=more
+    response = make_response(
+        render_template(
+            "web/bot.html", bot=shown, stats=detail["statistics"], matches=recent, more=more
+        )
     )
+    response.vary.add("Authorization")
+    return response
 
 
 # --- matches --------------------------------------------------------------------------------
@@ -142,7 +180,7 @@ def _bot_name(bot_id: int | None) -> str | None:
     return None if detail is None else str(detail["name"])
 
 
-@bp.get("/matches/<int:match_id>")
+@bp.get("/matches/<id('match'):match_id>")
 def match(match_id: int) -> str:
     db = database()
     detail = queries.match_detail(db, match_id)
@@ -218,7 +256,7 @@ def tournaments() -> str:
     )
 
 
-@bp.get("/tournaments/<int:tournament_id>")
+@bp.get("/tournaments/<id('tournament'):tournament_id>")
 def tournament(tournament_id: int) -> str:
     db = database()
     detail = queries.tournament_detail(db, tournament_id)
@@ -242,3 +280,16 @@ def tournament(tournament_id: int) -> str:
         total=total,
         refresh=REFRESH_SECONDS if detail["status"] == "running" else None,
     )
+
+
+# --- rules ----------------------------------------------------------------------------------
+
+
+@bp.get("/rules")
+def rules() -> str:
+    try:
+        document = load_rules()
+    except FileNotFoundError:
+        # A package built without docs/RULES.md (its symlink left behind): say so, no 500.
+        abort(404, description="The rules document is not installed with this package.")
+    return render_template("web/rules.html", document=document)

@@ -3,6 +3,7 @@ nobody else reads or changes their URL or credentials."""
 
 from __future__ import annotations
 
+import pytest
 from api_fixtures import *  # noqa: F403 - the fixtures
 from api_support import Api, HouseBots, make_api
 from api_world import ADMIN_TOKEN
@@ -35,13 +36,51 @@ def test_register_location_header_points_at_the_bot(api: Api, house: HouseBots):
     assert response.headers["Cache-Control"] == "no-store"
 
 
-def test_bot_refusing_unsigned_requests_is_accepted_as_requiring_signatures(
+def test_a_signing_bot_registered_with_its_own_secret_is_checked_for_real(
     api: Api, house: HouseBots
 ):
-    body = register(api, house.signed.url, name="signed")
-    assert body["check"]["signatures_required"] is True
-    warned = [i for i in body["check"]["items"] if i["warning"]]
-    assert warned and "signing secret" in warned[0]["detail"]
+    """The owner brings the secret the bot already verifies with: the registration check is
+    signed with it, so the bot's /act is really checked, and no restart is needed."""
+    response = api.post(
+        "/api/v1/bots",
+        {"name": "signed", "url": house.signed.url, "owner": "o", "secret": house.secret},
+    )
+    assert response.status_code == 201, response.json
+    body = response.json
+    assert body["secret"] == house.secret
+    check = body["check"]
+    assert check["passed"] and not check["signatures_required"]
+    acts = [i for i in check["items"] if i["name"].startswith("POST /act")]
+    assert acts and acts[0]["passed"] and "answered" in acts[0]["detail"]
+    with api.db.session() as session:
+        assert session.get_one(Bot, body["id"]).secret == house.secret
+
+
+def test_a_signing_bot_that_refuses_the_signed_check_is_not_registered(api: Api, house: HouseBots):
+    """Without its secret the arena signs with one the bot cannot know: the bot refuses, and
+    registration is refused saying why (it used to be accepted with no /act checked)."""
+    response = api.post("/api/v1/bots", {"name": "signed", "url": house.signed.url, "owner": "o"})
+    assert response.status_code == 422
+    body = response.json
+    assert "refused the arena's signed request" in body["detail"]
+    assert "secret" in body["detail"]
+    assert body["check"]["signatures_required"] is True and not body["check"]["passed"]
+    assert api.get("/api/v1/bots").json["items"] == []
+
+
+@pytest.mark.parametrize(
+    "secret",
+    ["not-a-secret", "whsec_", "whsec_@@@@", "whsec_" + "QUFB" * 4, "whsec_" + "QUFB" * 30],
+    ids=["no-prefix", "empty", "not-base64", "16-bytes", "90-bytes"],
+)
+def test_a_malformed_secret_is_a_400_naming_the_field(api: Api, house: HouseBots, secret: str):
+    response = api.post(
+        "/api/v1/bots", {"name": "x", "url": house.urls[0], "owner": "o", "secret": secret}
+    )
+    assert response.status_code == 400, response.json
+    assert response.mimetype == PROBLEM
+    assert response.json["errors"][0]["field"] == "secret"
+    assert response.json["detail"].startswith("secret: ")
 
 
 def test_register_refuses_an_unreachable_bot_with_the_failed_step(api: Api):
@@ -61,6 +100,7 @@ def test_register_refuses_loopback_in_production(db_url: str, house: HouseBots):
         response = api.post("/api/v1/bots", {"name": "x", "url": house.urls[0], "owner": "o"})
         assert response.status_code == 422
         assert "loopback" in response.json["detail"]
+        assert "ARENA_ALLOW_LOOPBACK=1" in response.json["detail"]
 
 
 def test_register_refuses_a_bot_speaking_another_protocol(api: Api, house: HouseBots):
@@ -104,12 +144,14 @@ def test_malformed_json_is_400_and_wrong_media_type_415(api: Api):
 
 
 def test_list_filters_by_status_and_owner_and_pages(api: Api, house: HouseBots):
-    ids = [
-        register(api, house.urls[i % 3], name=f"b{i}", owner=f"o{i % 2}")["id"] for i in range(5)
-    ]
+    bots = [register(api, house.urls[i % 3], name=f"b{i}", owner=f"o{i % 2}") for i in range(5)]
+    ids = [b["id"] for b in bots]
     api.post(f"/api/v1/bots/{ids[0]}/deactivate", token=ADMIN_TOKEN)
     assert {b["id"] for b in api.get("/api/v1/bots?status=inactive").json["items"]} == {ids[0]}
-    owned = api.get("/api/v1/bots?owner=o1&sort=id").json["items"]
+    owned = api.get("/api/v1/bots?owner=o1&sort=id", token=ADMIN_TOKEN).json["items"]
+    assert [b["id"] for b in owned] == [ids[1], ids[3]]
+    # The owner of a bot with that contact may list its siblings too.
+    owned = api.get("/api/v1/bots?owner=o1&sort=id", token=bots[3]["token"]).json["items"]
     assert [b["id"] for b in owned] == [ids[1], ids[3]]
     seen, offset = [], 0
     while offset is not None:
@@ -149,6 +191,38 @@ def test_read_unknown_and_out_of_range_ids_are_404(api: Api):
         assert response.status_code == 404 and response.mimetype == PROBLEM
 
 
+def test_owner_contact_is_for_the_owner_and_the_organiser_only(api: Api, house: HouseBots):
+    """Anonymous callers and other owners see the public name, never the e-mail address."""
+    mine = register(api, house.urls[0], name="mine", owner="Ada Lovelace <ada@example.com>")
+    other = register(api, house.urls[1], name="other", owner="bob@example.org")
+    assert mine["bot"]["owner"] == "Ada Lovelace <ada@example.com>"
+    path = f"/api/v1/bots/{mine['id']}"
+    for token in (mine["token"], ADMIN_TOKEN):
+        body = api.get(path, token=token).json
+        assert body["owner"] == "Ada Lovelace <ada@example.com>"
+        assert body["owner_name"] == "Ada Lovelace"
+    for token in (None, other["token"]):
+        response = api.get(path, token=token)
+        assert response.json["owner"] is None and response.json["url"] is None
+        assert response.json["owner_name"] == "Ada Lovelace"
+        assert "ada@example.com" not in response.get_data(as_text=True)
+    public = api.get(f"/api/v1/bots/{other['id']}").json
+    assert public["owner"] is None and public["owner_name"] == "bob"
+
+
+def test_filtering_by_owner_contact_is_not_an_oracle_for_the_public(api: Api, house: HouseBots):
+    """Without this, anyone could ask which bots an e-mail address owns."""
+    mine = register(api, house.urls[0], name="mine", owner="ada@example.com")
+    other = register(api, house.urls[1], name="other", owner="bob@example.org")
+    query = "/api/v1/bots?owner=ada@example.com"
+    assert api.get(query).status_code == 401
+    refused = api.get(query, token=other["token"])
+    assert refused.status_code == 403 and "not public" in refused.json["detail"]
+    for token in (mine["token"], ADMIN_TOKEN):
+        items = api.get(query, token=token).json["items"]
+        assert [b["id"] for b in items] == [mine["id"]]
+
+
 def test_owner_renames_and_moves_the_bot_and_the_url_is_rechecked(api: Api, house: HouseBots):
     mine = register(api, house.urls[0], name="mine")
     path = f"/api/v1/bots/{mine['id']}"
@@ -185,8 +259,24 @@ def test_rotating_the_secret_changes_what_the_arena_signs_with(api: Api, house: 
     response = api.post(f"/api/v1/bots/{mine['id']}/secret", token=mine["token"])
     secret = response.json["secret"]
     assert secret.startswith("whsec_") and secret != mine["secret"]
+    assert response.json["previous_valid_until"] is not None  # the default 24-hour window
     with api.db.session() as session:
-        assert session.get_one(Bot, mine["id"]).secret == secret
+        bot = session.get_one(Bot, mine["id"])
+        assert (bot.secret, bot.previous_secret) == (secret, mine["secret"])
+
+
+def test_the_owner_ends_the_rotation_window_early(api: Api, house: HouseBots):
+    mine = register(api, house.urls[0], name="mine")
+    path = f"/api/v1/bots/{mine['id']}/secret/previous"
+    api.post(f"/api/v1/bots/{mine['id']}/secret", token=mine["token"])
+    other = register(api, house.urls[1], name="other")
+    refused = api.client.delete(path, headers=api.headers(other["token"]))
+    assert refused.status_code == 403
+    response = api.client.delete(path, headers=api.headers(mine["token"]))
+    assert response.status_code == 200
+    assert response.json == {"id": mine["id"], "previous_valid_until": None}
+    with api.db.session() as session:
+        assert session.get_one(Bot, mine["id"]).previous_secret is None
 
 
 def test_deactivate_and_activate_again_after_a_check(api: Api, house: HouseBots):
@@ -204,10 +294,11 @@ def test_activate_refuses_a_bot_that_stopped_answering(api: Api, house: HouseBot
 
 
 def test_conformance_check_on_demand_signs_with_the_bots_secret(api: Api, house: HouseBots):
-    signed = register(api, house.signed.url, name="signed")
-    # The house bot verifies signatures with its own secret: give the arena that one.
-    with api.db.session() as session:
-        session.get_one(Bot, signed["id"]).secret = house.secret
+    # The house bot verifies signatures with its own secret: the owner brings that one.
+    signed = api.post(
+        "/api/v1/bots",
+        {"name": "signed", "url": house.signed.url, "owner": "o", "secret": house.secret},
+    ).json
     response = api.post(f"/api/v1/bots/{signed['id']}/check", token=signed["token"])
     assert response.status_code == 200
     report = response.json
@@ -215,3 +306,25 @@ def test_conformance_check_on_demand_signs_with_the_bots_secret(api: Api, house:
     names = [i["name"] for i in report["items"]]
     assert "refuses a forged signature" in names
     assert report["latency_ms"]["requests"] >= 10
+
+
+def test_conformance_check_during_a_rotation_signs_with_both_secrets(api: Api, house: HouseBots):
+    # The owner rotated the secret but the bot still verifies with the old one, as the
+    # rotation window allows: a match accepts it, so the on-demand check must too (it once
+    # signed with the new secret alone, and the bot failed at POST /start).
+    signed = api.post(
+        "/api/v1/bots",
+        {"name": "rotating", "url": house.signed.url, "owner": "o", "secret": house.secret},
+    ).json
+    rotated = api.post(f"/api/v1/bots/{signed['id']}/secret", token=signed["token"]).json
+    assert rotated["previous_valid_until"] is not None
+    report = api.post(f"/api/v1/bots/{signed['id']}/check", token=signed["token"]).json
+    assert report["passed"], report
+    names = {i["name"]: i["passed"] for i in report["items"]}
+    assert names["accepts two signatures (a secret rotation)"]
+    closed = api.client.delete(
+        f"/api/v1/bots/{signed['id']}/secret/previous", headers=api.headers(signed["token"])
+    )
+    assert closed.status_code == 200
+    ended = api.post(f"/api/v1/bots/{signed['id']}/check", token=signed["token"]).json
+    assert not ended["passed"]  # the window is over: only the new secret signs

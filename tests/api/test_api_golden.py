@@ -44,6 +44,11 @@ GOLDEN: dict[str, tuple[Callable[[Api, World], Any], str]] = {
     "leaderboard": (lambda a, w: a.get("/api/v1/ratings"), "Leaderboard"),
     "bots.page": (lambda a, w: a.get("/api/v1/bots?sort=id"), "BotPage"),
     "bot": (lambda a, w: a.get(f"/api/v1/bots/{w.bots['charlie']}"), "BotDetail"),
+    # What its owner (and the organiser) read: the owner contact and the URL too.
+    "bot.as-owner": (
+        lambda a, w: a.get(f"/api/v1/bots/{w.bots['charlie']}", token=w.tokens["charlie"]),
+        "BotDetail",
+    ),
     "rating-history": (
         lambda a, w: a.get(f"/api/v1/ratings/{w.bots['alpha']}/history"),
         "/paths/~1api~1v1~1ratings~1{bot_id}~1history/get/responses/200/content/application~1json/schema",

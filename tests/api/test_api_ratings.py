@@ -23,7 +23,11 @@ def test_leaderboard_ranks_active_bots_with_interval_and_record(reader: Api, wor
 
 def test_leaderboard_can_include_inactive_bots_and_limit(reader: Api, world: World):
     body = reader.get("/api/v1/ratings?include_inactive=true").json
-    assert world.bots["echo"] in {e["id"] for e in body["items"]}
+    # echo (inactive) has never played: unrated, listed apart and never ranked
+    assert world.bots["echo"] in {e["id"] for e in body["unrated"]}
+    assert world.bots["echo"] not in {e["id"] for e in body["items"]}
+    active = reader.get("/api/v1/ratings").json
+    assert world.bots["echo"] not in {e["id"] for e in active["unrated"]}
     assert len(reader.get("/api/v1/ratings?limit=2").json["items"]) == 2
     assert reader.get("/api/v1/ratings?include_inactive=maybe").status_code == 422
 

@@ -53,8 +53,17 @@ class Recorder:
         (RuleSet(target=100, best_of=3), 9),  # faults and, after three, a forfeit
         (RuleSet(target=100, misknock=MisknockPolicy.OPPONENT_MAY_ACCEPT), 0),
         (RuleSet.oklahoma(target=60), 0),
+        (RuleSet(target=60, best_of=3, match_scoring="hollywood"), 0),
+        (RuleSet(target=60, best_of=3, match_scoring="hollywood"), 9),
     ],
-    ids=["plain", "faults-and-forfeit", "misknock-response", "oklahoma"],
+    ids=[
+        "plain",
+        "faults-and-forfeit",
+        "misknock-response",
+        "oklahoma",
+        "hollywood",
+        "hollywood-forfeit",
+    ],
 )
 def test_rebuilt_requests_equal_the_sent_ones(rules: RuleSet, fault_every: int):
     for seed in range(3):
@@ -91,23 +100,59 @@ def recording_bot(kind: str, name: str) -> tuple[BotServer, list[dict[str, Any]]
     return BotServer(act, name=name, port=0).start(), received
 
 
+def play_through_the_job(api: Api, bots: dict[str, BotServer], rules: RuleSet, seed: int) -> int:
+    """Register the bots (by name: seat a, then b), then play one match between them the way a
+    worker does (:func:`arena.jobs.run_match_job`); the match's id."""
+    ids = [register_bot(api.db, name=n, owner="o", url=bot.url).bot_id for n, bot in bots.items()]
+    with api.db.session() as session:
+        match_id = schedule_match(session, ids[0], ids[1], rules=rules, seed=seed).id
+    run_match_job(api.db, Settings(database_url=api.db.url, allow_loopback=True), match_id, "test")
+    return match_id
+
+
 def test_seat_view_through_the_api_equals_what_real_http_bots_received(api: Api):
     a, got_a = recording_bot("greedy", "rec-a")
     b, got_b = recording_bot("strong", "rec-b")
     try:
-        ids = [
-            register_bot(api.db, name=n, owner="o", url=bot.url).bot_id
-            for n, bot in (("rec-a", a), ("rec-b", b))
-        ]
-        with api.db.session() as session:
-            match_id = schedule_match(
-                session, ids[0], ids[1], rules=RuleSet(target=100, best_of=3), seed=3
-            ).id
-        settings = Settings(database_url=api.db.url, allow_loopback=True)
-        run_match_job(api.db, settings, match_id, "test")
+        bots = {"rec-a": a, "rec-b": b}
+        match_id = play_through_the_job(api, bots, RuleSet(target=100, best_of=3), seed=3)
         for seat, got in (("a", got_a), ("b", got_b)):
             view = api.get(f"/api/v1/matches/{match_id}/replay?seat={seat}").json
             assert [s["request"] for s in view["steps"]] == got
     finally:
         a.stop()
         b.stop()
+
+
+def test_the_seat_view_keeps_each_answer_exactly_as_the_bot_sent_it(api: Api) -> None:
+    """Issue 10, 2.5: answers are kept raw beside the parsed action (``10H`` stays ``10H``, melds
+    keep the bot's order), stored with the match and served by the per-seat replay."""
+    strategy = STRATEGIES["strong"]("raw")
+    sent: list[bytes] = []
+    lock = threading.Lock()
+
+    def act(obs: ActRequest) -> Any:
+        answer = msgspec.to_builtins(strategy(obs))
+        if answer.get("card"):  # "Th" -> "10H", the other spellings the protocol accepts
+            answer["card"] = answer["card"].upper().replace("T", "10")
+        if answer.get("melds"):
+            answer["melds"] = [list(reversed(m)) for m in reversed(answer["melds"])]
+        answer["note"] = "ünïcode, kept"
+        with lock:
+            sent.append(msgspec.json.encode(answer))
+        return answer
+
+    raw_bot = BotServer(act, name="raw", port=0).start()
+    other, _ = recording_bot("greedy", "plain")
+    try:
+        bots = {"raw": raw_bot, "plain": other}
+        match_id = play_through_the_job(api, bots, RuleSet(target=100, best_of=1), seed=4)
+        steps = api.get(f"/api/v1/matches/{match_id}/replay?seat=a").json["steps"]
+    finally:
+        raw_bot.stop()
+        other.stop()
+    assert [s["answer_raw"].encode() for s in steps] == sent
+    assert {s["answer_raw_encoding"] for s in steps} == {"utf-8"}
+    assert any("10" in s["answer_raw"] for s in steps)
+    for step in steps:  # the parsed action beside it is the arena's canonical form
+        assert step["answer"] == step["applied"] and "note" not in step["answer"]

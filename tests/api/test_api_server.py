@@ -18,6 +18,7 @@ import urllib.request
 from pathlib import Path
 from typing import Any
 
+import pytest
 from api_fixtures import *  # noqa: F403 - the fixtures
 from api_support import HouseBots
 
@@ -127,7 +128,8 @@ def test_gin_arena_serve_plays_a_challenge_end_to_end(tmp_path: Path, house: Hou
         _, headers, replay = call(base, f"/api/v1/matches/{match['id']}/replay?seat=a")
         assert replay["steps"] and "immutable" in headers["Cache-Control"]
         _, _, board = call(base, "/api/v1/ratings")
-        assert {e["id"] for e in board["items"]} == set(ids)
+        # A challenge is unrated by default: both bots are listed, apart, as unrated.
+        assert board["items"] == [] and {e["id"] for e in board["unrated"]} == set(ids)
     finally:
         proc.send_signal(signal.SIGTERM)
         try:
@@ -139,3 +141,27 @@ def test_gin_arena_serve_plays_a_challenge_end_to_end(tmp_path: Path, house: Hou
             if proc.stderr:
                 proc.stderr.close()
     assert code == 0
+
+
+def test_the_url_of_a_server_on_an_ipv6_address_has_brackets(db_url: str):
+    if not socket.has_ipv6:
+        pytest.skip("no IPv6 on this machine")
+    try:
+        server = ApiServer(
+            Settings(database_url=db_url, rate_limit=""),
+            host="::1",
+            port=0,
+            threads=1,
+            with_executor=False,
+        )
+    except OSError as exc:  # ::1 not configured on this host's loopback
+        pytest.skip(f"cannot bind ::1: {exc}")
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
+    try:
+        assert server.url == f"http://[::1]:{server.port}"
+        status, _, body = call(server.url, "/healthz")
+        assert status == 200 and body == {"status": "ok"}
+    finally:
+        server.stop()
+        thread.join(10)

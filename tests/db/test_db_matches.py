@@ -38,6 +38,7 @@ from arena.match import MatchRunner
 from arena.players import Player
 from arena.records import MatchRecord
 from arena.replay import load_record, verify_record
+from arena.rules.ruleset import RuleSet
 from arena.services.matches import (
     Claim,
     claim_match,
@@ -416,17 +417,65 @@ def test_a_job_that_loses_its_lease_mid_match_records_nothing(
     assert (m.status, m.attempt, m.lease_owner) == (MatchStatus.RUNNING, 2, "thief")
 
 
-def test_an_arena_bug_marks_the_match_failed(db: Database, pair: tuple[int, int]) -> None:
+def test_an_arena_bug_on_every_attempt_voids_the_match(db: Database, pair: tuple[int, int]) -> None:
+    """Tried ARENA_MAX_ATTEMPTS times, then void: failed, no result, no loss for either bot."""
     match_id = add_match(db, *pair)
+    tried: list[int] = []
 
     def broken(c: Claim, s: Settings) -> list[Player]:
+        tried.append(c.attempt)
         raise RuntimeError("cannot build players")
 
-    outcome = run_match_job(db, load_settings({}), match_id, "w", make_players=broken)
+    settings = load_settings({}, max_attempts=3)
+    outcome = run_match_job(db, settings, match_id, "w", make_players=broken)
     assert outcome.status is JobStatus.FAILED
+    assert tried == [1, 2, 3]
     m = match_row(db, match_id)
-    assert m.status is MatchStatus.FAILED
-    assert m.error is not None and "cannot build players" in m.error
+    assert (m.status, m.winner, m.forfeit_seat) == (MatchStatus.FAILED, None, None)
+    assert m.error is not None and "gave up after 3 attempts" in m.error
+    assert "cannot build players" in m.error
+    assert counts(db, match_id) == {"results": 0, "games": 0, "hands": 0, "rating_history": 0}
+    for bot in pair:
+        assert stats_of(db, bot)["losses"] == 0
+
+
+def test_an_arena_exception_mid_match_is_played_again_and_recorded_once(
+    db: Database, pair: tuple[int, int]
+) -> None:
+    """An exception that is no bot's fault (raised by the arena's side of a player, not a
+    Fault) releases the attempt; the next attempt plays the match from the start."""
+    match_id = add_match(db, *pair)
+
+    def flaky(c: Claim, s: Settings) -> list[Player]:
+        inner = heuristic_v_random(c, s)
+        if c.attempt > 1:
+            return inner
+
+        class Crashing:
+            name = inner[0].name
+            calls = 0
+
+            def start(self, context: Any) -> Any:
+                return inner[0].start(context)
+
+            def act(self, turn: Any) -> Any:
+                self.calls += 1
+                if self.calls == 3:
+                    raise RecursionError("maximum recursion depth exceeded")
+                return inner[0].act(turn)
+
+            def end(self, summary: Any) -> None:
+                inner[0].end(summary)
+
+        return [Crashing(), inner[1]]
+
+    outcome = run_match_job(db, load_settings({}), match_id, "w", make_players=flaky)
+    assert outcome.status is JobStatus.RECORDED
+    m = match_row(db, match_id)
+    assert (m.status, m.attempt, m.error) == (MatchStatus.FINISHED, 2, None)
+    assert m.winner in ("a", "b") and m.forfeit_seat is None
+    assert counts(db, match_id)["results"] == 1
+    assert verify_record(load_record(db, match_id)) == []
 
 
 def test_a_match_past_the_soft_time_limit_is_stopped_and_marked_failed(
@@ -443,3 +492,22 @@ def test_a_match_past_the_soft_time_limit_is_stopped_and_marked_failed(
     assert m.status is MatchStatus.FAILED
     assert m.error is not None and "ARENA_TASK_SOFT_TIME_LIMIT" in m.error
     assert counts(db, match_id) == {"results": 0, "games": 0, "hands": 0, "rating_history": 0}
+
+
+def test_a_hollywood_match_is_recorded_and_its_stored_replay_verifies(
+    db: Database, pair: tuple[int, int]
+) -> None:
+    """Hollywood scoring (issue 10, 3.3): each deal stored once, under the game it belongs to,
+    and the stored games add up again when replayed (verify_record scores them all at once)."""
+    rules = RuleSet(target=60, best_of=3, match_scoring="hollywood")
+    match_id = add_match(db, *pair, rules=rules)
+    c = claim(db, match_id)
+    assert c is not None
+    rec = play(c)
+    assert record(db, c, rec)
+    data = rec.to_dict()
+    assert len(data["games"]) == 3
+    assert counts(db, match_id)["hands"] == sum(len(g["hands"]) for g in data["games"])
+    stored = load_record(db, match_id)
+    assert [g["net"] for g in stored["games"]] == [g["net"] for g in data["games"]]
+    assert verify_record(stored) == []

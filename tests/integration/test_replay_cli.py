@@ -59,7 +59,7 @@ def test_replay_prints_a_transcript_and_verifies(db: Database, match_id: int) ->
     done = replay(db, str(match_id))
     assert done.returncode == 0, done.stderr
     assert f"Match m{match_id}: heuristic (a) v random (b), seed 42" in done.stdout
-    assert "Game 1:" in done.stdout and "deal  1" in done.stdout
+    assert "Game 0:" in done.stdout and "deal  0" in done.stdout  # numbered as the record
     assert "Winner:" in done.stdout
     assert "replay verified" in done.stderr
 

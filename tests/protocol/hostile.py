@@ -17,7 +17,8 @@ Two families:
   well-behaved :class:`RecordingBot` that keeps every request body and counts connections.
 
 Every server here binds 127.0.0.1 only, and ``stop()`` ends every thread and closes every
-socket it opened (the suite runs with ``filterwarnings = error``).
+socket it opened (the suite runs with ``filterwarnings = error``): the raw bot's plumbing is
+:class:`loopback.LoopbackServer`.
 """
 
 from __future__ import annotations
@@ -27,10 +28,11 @@ import json
 import socket
 import threading
 from collections.abc import Callable, Collection, Iterator, Sequence
-from contextlib import contextmanager, suppress
+from contextlib import contextmanager
 from typing import Any
 
 import msgspec
+from loopback import HttpMessage, LoopbackServer, free_port, http_head, http_response
 
 from arena.bots.house import house_bot
 from arena.bots.sdk import BotServer, _Handler
@@ -85,18 +87,7 @@ RAW_MODES = (
 HUGE = 200 * 1024
 
 
-def _head(status: str, headers: dict[str, str]) -> bytes:
-    lines = [f"HTTP/1.1 {status}"] + [f"{k}: {v}" for k, v in headers.items()]
-    return ("\r\n".join(lines) + "\r\n\r\n").encode("latin-1")
-
-
-def _response(body: bytes, status: str = "200 OK") -> bytes:
-    return (
-        _head(status, {"Content-Type": "application/json", "Content-Length": str(len(body))}) + body
-    )
-
-
-class RawBot:
+class RawBot(LoopbackServer):
     """A raw-socket bot that misbehaves in ``mode`` on the ``/act`` requests numbered in ``on``.
 
     ``on=None`` means every ``/act`` request. ``wrong_version`` misbehaves on ``GET /``.
@@ -113,111 +104,26 @@ class RawBot:
     ) -> None:
         if mode not in RAW_MODES:
             raise ValueError(f"unknown mode {mode!r}")
+        super().__init__(name or f"raw-{mode}")
         self.mode = mode
         self.on = on
         self.sleep_s = sleep_s
         self.trickle_s = trickle_s
-        self.name = name or f"raw-{mode}"
-        #: TCP connections accepted so far.
-        self.connections = 0
         #: Every request: (method, path, body).
         self.requests: list[tuple[str, str, bytes]] = []
         #: ``/act`` requests seen so far.
         self.acts = 0
-        self._lock = threading.Lock()
-        self._stopping = threading.Event()
-        self._listener = socket.create_server(("127.0.0.1", 0))
-        self._listener.settimeout(0.05)
-        self._threads: list[threading.Thread] = []
-        self._open: set[socket.socket] = set()
-
-    @property
-    def url(self) -> str:
-        return f"http://127.0.0.1:{self._listener.getsockname()[1]}"
 
     def bodies(self, path: str) -> list[bytes]:
         """Bodies of the requests received on ``path``."""
         with self._lock:
             return [b for _, p, b in self.requests if p == path]
 
-    # -- lifecycle --------------------------------------------------------------------------
-
-    def start(self) -> RawBot:
-        thread = threading.Thread(target=self._accept_loop, name=f"{self.name}-accept", daemon=True)
-        self._threads.append(thread)
-        thread.start()
-        return self
-
-    def stop(self) -> None:
-        self._stopping.set()
-        with self._lock:
-            threads = list(self._threads)
-            for conn in self._open:
-                with suppress(OSError):
-                    conn.shutdown(socket.SHUT_RDWR)
-        for thread in threads:
-            thread.join(timeout=5)
-        self._listener.close()
-
-    def _accept_loop(self) -> None:
-        while not self._stopping.is_set():
-            try:
-                conn, _ = self._listener.accept()
-            except TimeoutError:
-                continue
-            except OSError:
-                return
-            conn.settimeout(None)
-            thread = threading.Thread(
-                target=self._serve, args=(conn,), name=f"{self.name}-conn", daemon=True
-            )
-            with self._lock:
-                self.connections += 1
-                self._open.add(conn)
-                self._threads.append(thread)
-            thread.start()
-
     # -- one connection ---------------------------------------------------------------------
 
-    def _serve(self, conn: socket.socket) -> None:
-        buffer = b""
-        try:
-            while not self._stopping.is_set():
-                request, buffer = self._read_request(conn, buffer)
-                if request is None:
-                    return
-                if not self._answer(conn, *request):
-                    return
-        except OSError:
-            return
-        finally:
-            with self._lock:
-                self._open.discard(conn)
-            conn.close()
-
-    @staticmethod
-    def _read_request(
-        conn: socket.socket, buffer: bytes
-    ) -> tuple[tuple[str, str, bytes] | None, bytes]:
-        while b"\r\n\r\n" not in buffer:
-            chunk = conn.recv(65536)
-            if not chunk:
-                return None, b""
-            buffer += chunk
-        head, _, buffer = buffer.partition(b"\r\n\r\n")
-        lines = head.decode("latin-1").split("\r\n")
-        method, path, _version = lines[0].split(" ", 2)
-        length = 0
-        for line in lines[1:]:
-            key, _, value = line.partition(":")
-            if key.strip().lower() == "content-length":
-                length = int(value.strip())
-        while len(buffer) < length:
-            chunk = conn.recv(65536)
-            if not chunk:
-                return None, b""
-            buffer += chunk
-        return (method, path, buffer[:length]), buffer[length:]
+    def answer(self, conn: socket.socket, request: HttpMessage) -> bool:
+        method, path = request.target
+        return self._answer(conn, method, path, request.body)
 
     def _info(self) -> bytes:
         protocol = "gin-arena/2" if self.mode == "wrong_version" else PROTOCOL_VERSION
@@ -230,13 +136,13 @@ class RawBot:
         with self._lock:
             self.requests.append((method, path, body))
         if method == "GET" and path == "/":
-            conn.sendall(_response(self._info()))
+            conn.sendall(http_response(self._info()))
             return True
         if method == "POST" and path in ("/start", "/end"):
-            conn.sendall(_response(b"{}"))
+            conn.sendall(http_response(b"{}"))
             return True
         if method != "POST" or path != "/act":
-            conn.sendall(_response(b'{"error": "not found"}', "404 Not Found"))
+            conn.sendall(http_response(b'{"error": "not found"}', "404 Not Found"))
             return True
         with self._lock:
             self.acts += 1
@@ -245,7 +151,7 @@ class RawBot:
         if self.mode in ("behave", "wrong_version") or (
             self.on is not None and number not in self.on
         ):
-            conn.sendall(_response(good))
+            conn.sendall(http_response(good))
             return True
         return self._misbehave(conn, good)
 
@@ -253,28 +159,28 @@ class RawBot:
         mode = self.mode
         if mode == "sleep":
             self._stopping.wait(self.sleep_s)
-            conn.sendall(_response(good))  # far too late: the arena has hung up
+            conn.sendall(http_response(good))  # far too late: the arena has hung up
             return False
         if mode == "status_500":
             conn.sendall(
-                _response(
+                http_response(
                     b'{"error": "internal", "detail": "the bot broke"}', "500 Internal Server Error"
                 )
             )
             return True
         if mode == "garbage":
-            conn.sendall(_response(b'{"action": draw_stock, oops'))
+            conn.sendall(http_response(b'{"action": draw_stock, oops'))
             return True
         if mode == "wrong_schema":
-            conn.sendall(_response(b'{"move": "draw_stock", "card": 7}'))
+            conn.sendall(http_response(b'{"move": "draw_stock", "card": 7}'))
             return True
         if mode == "huge_length":
             padding = b'{"action": "pass", "padding": "' + b"x" * HUGE + b'"}'
-            conn.sendall(_response(padding))
+            conn.sendall(http_response(padding))
             return False
         if mode == "huge_chunked":
             conn.sendall(
-                _head(
+                http_head(
                     "200 OK", {"Content-Type": "application/json", "Transfer-Encoding": "chunked"}
                 )
             )
@@ -285,20 +191,22 @@ class RawBot:
             return False
         if mode == "redirect":
             conn.sendall(
-                _head("302 Found", {"Location": "http://127.0.0.1:9/act", "Content-Length": "0"})
+                http_head(
+                    "302 Found", {"Location": "http://127.0.0.1:9/act", "Content-Length": "0"}
+                )
             )
             return True
         if mode == "drop":
             return False
         if mode == "truncated":  # half an answer, then the connection closes
-            whole = _response(good)
+            whole = http_response(good)
             conn.sendall(whole[: len(whole) - 5])
             return False
         if mode == "bad_http":
             conn.sendall(b"HELLO THERE\r\n\r\n{}")
             return False
         if mode == "trickle":
-            for byte in _response(good):
+            for byte in http_response(good):
                 if self._stopping.wait(self.trickle_s):
                     break
                 conn.sendall(bytes([byte]))
@@ -467,10 +375,7 @@ def start_quickly(server: BotServer) -> BotServer:
 
 def closed_port_url() -> str:
     """A loopback URL where nothing listens (the port was free a moment ago)."""
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port = sock.getsockname()[1]
-    return f"http://127.0.0.1:{port}"
+    return f"http://127.0.0.1:{free_port()}"
 
 
 def house(kind: str) -> BotServer:

@@ -21,6 +21,7 @@ from typing import Any
 
 import pytest
 from hostile import RecordingBot, house, play, running, sdk_bot, start_quickly
+from loopback import free_port
 
 from arena.bots.check import check_bot
 from arena.bots.sdk import BotServer
@@ -147,7 +148,10 @@ def test_a_wrong_secret_in_the_arena_forfeits_at_the_start() -> None:
         ]
         d = play_match(players, SHORT, seed=3).to_dict()
     assert d["forfeit"]["seat"] == "b"
-    assert "POST /start failed" in d["forfeit"]["reason"] and "401" in d["forfeit"]["reason"]
+    reason = d["forfeit"]["reason"]
+    # A signature refusal, said as such: not "unreachable" (the bot answered, and said why).
+    assert reason.startswith("refused the arena's signature at the start"), reason
+    assert "unreachable" not in reason and "HTTP 401" in reason and "bad signature" in reason
 
 
 # --- requests the SDK refuses ---------------------------------------------------------------------
@@ -175,6 +179,18 @@ def test_a_request_of_the_wrong_schema_is_a_400_saying_what_is_wrong(plain: Clie
     status, problem = plain.post("/start", b"not json")
     assert status == 400
     assert problem["detail"].startswith("/start: ")
+
+
+@pytest.mark.parametrize("route", ["/act", "/start", "/end"])
+def test_a_request_nested_too_deeply_is_a_400_not_a_bot_error(
+    plain: Client, route: str, capfd: pytest.CaptureFixture[str]
+) -> None:
+    body = b'{"protocol": "gin-arena/1", "x": ' + b"[" * 5000 + b"]" * 5000 + b"}"
+    status, problem = plain.post(route, body)
+    assert status == 400
+    assert problem["error"] == "invalid request"
+    assert problem["detail"].startswith(f"{route}: ")
+    assert "Traceback" not in capfd.readouterr().err
 
 
 def test_unknown_paths_are_404(plain: Client) -> None:
@@ -304,12 +320,6 @@ def test_a_burst_of_connections_waits_in_the_backlog() -> None:
 STARTER = ROOT / "examples" / "starter_bot.py"
 
 
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
 def _wait_for(url: str, proc: subprocess.Popen[bytes], timeout_s: float = 15.0) -> None:
     deadline = time.monotonic() + timeout_s
     while time.monotonic() < deadline:
@@ -327,7 +337,7 @@ def _wait_for(url: str, proc: subprocess.Popen[bytes], timeout_s: float = 15.0) 
 
 @pytest.fixture(scope="module")
 def starter_url() -> Iterator[str]:
-    port = _free_port()
+    port = free_port()
     proc = subprocess.Popen(
         [sys.executable, str(STARTER), "--port", str(port)],
         stdout=subprocess.DEVNULL,
@@ -380,7 +390,8 @@ def test_the_starter_bot_plays_a_match_from_the_command_line(starter_url: str) -
     record = json.loads(done.stdout)
     assert {"winner", "forfeit", "games", "faults", "misknocks"} <= set(record)
     assert record["winner"] in ("a", "b") and record["forfeit"] is None
-    assert record["faults"] == [] and record["players"]["a"] == starter_url
+    # `gin-arena match` names each bot by the name its `GET /` gives.
+    assert record["faults"] == [] and record["players"]["a"] == "starter-bot"
     (game,) = record["games"]
     assert {"winner", "points", "totals", "hands"} <= set(game)
     for hand in game["hands"]:

@@ -27,14 +27,13 @@ from hypothesis import strategies as st
 
 from arena.protocol import urlguard
 from arena.protocol.urlguard import (
-    GuardedHTTPConnection,
-    GuardedHTTPSConnection,
     Rejection,
     Target,
     UrlRejectedError,
     check_url,
     forbidden_reason,
     open_connection,
+    open_tls_connection,
     resolve_and_check,
 )
 
@@ -663,13 +662,21 @@ def https_server(certificate: tuple[Path, Path]) -> Iterator[LocalServer]:
         yield server
 
 
-def _get(conn: http.client.HTTPConnection, path: str) -> tuple[int, bytes]:
-    try:
-        conn.request("GET", path)
-        response = conn.getresponse()
-        return response.status, response.read()
-    finally:
-        conn.close()
+def _get(target: Target, path: str, *, context: ssl.SSLContext | None = None) -> tuple[int, bytes]:
+    """One GET over the sockets the arena's transport uses (open_connection, or
+    open_tls_connection for https), with the Host header the transport sends."""
+    if target.scheme == "https":
+        sock: socket.socket = open_tls_connection(target, 5.0, context)
+    else:
+        sock = open_connection(target, 5.0)
+    with sock:
+        request = f"GET {path} HTTP/1.1\r\nHost: {target.host_header}\r\nConnection: close\r\n\r\n"
+        sock.sendall(request.encode())
+        data = b""
+        while chunk := sock.recv(65536):
+            data += chunk
+    head, _, body = data.partition(b"\r\n\r\n")
+    return int(head.split()[1]), body
 
 
 def test_request_goes_to_the_checked_address_with_the_original_host_header(
@@ -679,7 +686,7 @@ def test_request_goes_to_the_checked_address_with_the_original_host_header(
     target = check_url(
         f"http://bot.test:{http_server.port}/gin/", allow_loopback=True, resolver=resolver
     )
-    status, body = _get(GuardedHTTPConnection(target, 5.0), target.path_for("/"))
+    status, body = _get(target, target.path_for("/"))
     assert (status, body) == (200, b'{"protocol": "gin-arena/1"}')
     assert http_server.seen.requests == [("GET", "/gin/", f"bot.test:{http_server.port}")]
     assert resolver.calls == [("bot.test", http_server.port)]
@@ -691,7 +698,7 @@ def test_connection_falls_back_to_the_next_checked_address(http_server: LocalSer
     target = check_url(
         f"http://bot.test:{http_server.port}/", allow_loopback=True, resolver=resolver
     )
-    assert _get(GuardedHTTPConnection(target, 5.0), "/")[0] == 200
+    assert _get(target, "/")[0] == 200
 
 
 def test_ipv4_mapped_address_is_connected_over_ipv4(http_server: LocalServer) -> None:
@@ -699,12 +706,12 @@ def test_ipv4_mapped_address_is_connected_over_ipv4(http_server: LocalServer) ->
     target = check_url(
         f"http://bot.test:{http_server.port}/", allow_loopback=True, resolver=resolver
     )
-    assert _get(GuardedHTTPConnection(target, 5.0), "/")[0] == 200
+    assert _get(target, "/")[0] == 200
 
 
 def test_localhost_connects_in_development(http_server: LocalServer) -> None:
     target = check_url(f"http://localhost:{http_server.port}/", allow_loopback=True)
-    assert _get(GuardedHTTPConnection(target, 5.0), "/")[0] == 200
+    assert _get(target, "/")[0] == 200
     assert http_server.seen.requests[0][2] == f"localhost:{http_server.port}"
 
 
@@ -762,11 +769,9 @@ def test_unreachable_checked_addresses_are_never_resolved_again(
     monkeypatch.setattr(socket, "socket", _RefusingSocket)
     monkeypatch.setattr(socket, "getaddrinfo", no_resolution)
     monkeypatch.setattr(socket, "create_connection", no_resolution)
-    conn = GuardedHTTPConnection(target, 1.0)
-    for _ in range(2):  # after close(), http.client connects again by itself
+    for _ in range(2):  # a second connection (the transport's retry) uses them again
         with pytest.raises(ConnectionRefusedError):
-            conn.request("GET", target.path_for("/"))
-        conn.close()
+            open_connection(target, 1.0)
     assert (
         attempts
         == [
@@ -778,22 +783,13 @@ def test_unreachable_checked_addresses_are_never_resolved_again(
     assert len(resolver.calls) == 1
 
 
-def test_connection_classes_check_the_scheme() -> None:
-    http_target = Target("http", "bot.test", 80, "", (ipaddress.ip_address("8.8.8.8"),))
-    https_target = Target("https", "bot.test", 443, "", (ipaddress.ip_address("8.8.8.8"),))
-    with pytest.raises(ValueError, match="http target"):
-        GuardedHTTPConnection(https_target, 1.0)
-    with pytest.raises(ValueError, match="https target"):
-        GuardedHTTPSConnection(http_target, 1.0)
-
-
 def test_https_context_must_verify() -> None:
     target = Target("https", "bot.test", 443, "", (ipaddress.ip_address("8.8.8.8"),))
     lax = ssl.create_default_context()
     lax.check_hostname = False
     lax.verify_mode = ssl.CERT_NONE
     with pytest.raises(ValueError, match="verify"):
-        GuardedHTTPSConnection(target, 1.0, context=lax)
+        open_tls_connection(target, 1.0, context=lax)
 
 
 def test_https_verifies_the_certificate_for_the_original_host(https_server: LocalServer) -> None:
@@ -803,7 +799,7 @@ def test_https_verifies_the_certificate_for_the_original_host(https_server: Loca
     target = check_url(
         f"https://bot.test:{https_server.port}/gin", allow_loopback=True, resolver=resolver
     )
-    status, _ = _get(GuardedHTTPSConnection(target, 5.0, context=context), target.path_for("/"))
+    status, _ = _get(target, target.path_for("/"), context=context)
     assert status == 200
     assert https_server.seen.requests == [("GET", "/gin/", f"bot.test:{https_server.port}")]
     assert https_server.seen.sni == ["bot.test"]
@@ -816,9 +812,8 @@ def test_https_refuses_a_certificate_for_another_host(https_server: LocalServer)
     target = check_url(
         f"https://other.test:{https_server.port}/", allow_loopback=True, resolver=resolver
     )
-    conn = GuardedHTTPSConnection(target, 5.0, context=context)
     with pytest.raises(ssl.SSLCertVerificationError, match=r"other\.test"):
-        _get(conn, "/")
+        _get(target, "/", context=context)
     assert https_server.seen.requests == []
 
 
@@ -829,4 +824,29 @@ def test_https_refuses_an_unknown_certificate_authority(https_server: LocalServe
         resolver=FakeResolver({"bot.test": ["127.0.0.1"]}),
     )
     with pytest.raises(ssl.SSLCertVerificationError):
-        _get(GuardedHTTPSConnection(target, 5.0), "/")
+        _get(target, "/")
+
+
+@pytest.mark.parametrize(
+    ("url", "hinted"),
+    [
+        ("http://127.0.0.1:8000/", True),
+        ("http://localhost:8000/", True),
+        ("http://[::1]:8000/", True),
+        ("http://2130706433/", True),
+        ("http://[::ffff:127.0.0.1]/", True),
+        ("http://10.0.0.1/", False),
+        ("http://169.254.169.254/", False),
+        ("http://[64:ff9b::7f00:1]/", False),
+    ],
+)
+def test_a_url_refused_only_for_loopback_names_the_setting_that_allows_it(
+    url: str, hinted: bool
+) -> None:
+    """One URL policy, one refusal: loopback is allowed by ARENA_ALLOW_LOOPBACK=1 alone, so the
+    message says so; an address that setting would not allow never suggests it."""
+    with pytest.raises(urlguard.UrlRejectedError) as refused:
+        urlguard.check_url(url)
+    assert ("ARENA_ALLOW_LOOPBACK=1" in str(refused.value)) is hinted
+    if hinted:
+        assert urlguard.check_url(url, allow_loopback=True).addresses

@@ -48,6 +48,15 @@ def test_null_optional_fields_are_accepted() -> None:
     assert Action.from_dict({"action": "knock", "card": "Qc", "melds": None}) == action("knock Qc")
 
 
+def test_empty_melds_in_an_action_or_a_record_mean_not_declared() -> None:
+    """``"melds": []`` is *not declared* in the engine's own form too (records, in-process
+    players), as on the wire: a record must not replay a knock as every card deadwood."""
+    assert Action.from_dict({"action": "knock", "card": "Qc", "melds": []}) == action("knock Qc")
+    assert Action.from_dict({"action": "big_gin", "melds": []}) == action("big_gin")
+    assert Action.from_dict({"action": "knock", "card": "Qc", "melds": []}).melds is None
+    assert "melds" not in Action.from_dict({"action": "knock", "card": "Qc", "melds": []}).to_dict()
+
+
 def test_melds_are_masks() -> None:
     parsed = Action.from_dict({"action": "knock", "card": "Qc", "melds": [["7c", "7d", "7s"]]})
     assert parsed.kind is ActionKind.KNOCK

@@ -3,8 +3,16 @@
 from __future__ import annotations
 
 import random
+import re
+import sys
+from collections.abc import Callable
+from types import FrameType
+from typing import Any
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+from rules_support import examples
 
 from arena.cards import (
     CARDS,
@@ -23,6 +31,7 @@ from arena.cards import (
     parse_card,
     parse_cards,
     parse_hand,
+    parse_mask,
     shuffled_deck,
 )
 
@@ -175,3 +184,76 @@ def test_shuffled_deck_uses_only_the_injected_generator() -> None:
     assert one == two
     assert sorted(one) == list(CARDS)
     assert all(isinstance(c, Card) for c in one)
+
+
+# --- the fast path to a mask (issue 10, part 5) ----------------------------------------------
+
+#: Tokens of every kind parse_mask may meet: Cards, every accepted text form, and junk.
+TOKENS = st.one_of(
+    st.sampled_from(CARDS),
+    st.sampled_from([str(c) for c in CARDS] + ["10h", "as", "TD", " 2c", "Xx", "", "1"]),
+    st.integers(-1, 53),
+    st.booleans(),
+    st.none(),
+)
+
+
+def _outcome(fn: Callable[[], object]) -> tuple[str, object]:
+    try:
+        return ("value", fn())
+    except CardError as exc:
+        return (type(exc).__name__, str(exc))
+
+
+@examples(300)
+@given(tokens=st.lists(TOKENS, max_size=12), as_text=st.booleans())
+def test_parse_mask_agrees_with_parse_cards_on_anything(tokens: list[Any], as_text: bool) -> None:
+    given_ = " ".join(map(str, tokens)) if as_text else tokens
+    fast = _outcome(lambda: parse_mask(given_))
+    slow = _outcome(lambda: cards_to_mask(parse_cards(given_)))
+    assert fast == slow
+
+
+@pytest.mark.parametrize(
+    "cards", [[CARDS[0], 0], [True], [5], (CARDS[1], CARDS[1]), ["As", CARDS[39]]]
+)
+def test_parse_mask_refuses_plain_ints_and_duplicates_by_name(cards: list[Any]) -> None:
+    with pytest.raises(CardError) as info:
+        parse_mask(cards)
+    with pytest.raises(type(info.value), match=re.escape(str(info.value))):
+        parse_cards(cards)
+
+
+def test_parse_mask_takes_generators_and_comma_separated_text() -> None:
+    assert parse_mask(c for c in CARDS[:3]) == 0b111
+    assert parse_mask("Ac,2c, 3c") == 0b111
+
+
+def _python_calls(fn: Callable[[], object]) -> int:
+    """How many Python-level function calls ``fn`` makes (C calls not counted)."""
+    calls = 0
+
+    def count(frame: FrameType, event: str, arg: object) -> None:
+        nonlocal calls
+        if event == "call":
+            calls += 1
+
+    sys.setprofile(count)
+    try:
+        fn()
+    finally:
+        sys.setprofile(None)
+    return calls
+
+
+def test_deadwood_on_ten_cards_does_no_python_work_per_card() -> None:
+    """The public deadwood() on parsed Cards once cost 2.55x OpenSpiel's C++ per hand, nearly
+    all of it a Python call per card to parse and check it; now a hand is two dict-backed C
+    loops (``benchmarks/bench_engine.py`` measures the time side by side)."""
+    from arena.rules import deadwood  # noqa: PLC0415
+
+    hand = list(CARDS[:10])
+    text = " ".join(map(str, hand))
+    # deadwood -> parse_mask -> deadwood_mask (and the lambda): no call per card.
+    assert _python_calls(lambda: deadwood(hand)) <= 4
+    assert _python_calls(lambda: deadwood(text)) <= 4

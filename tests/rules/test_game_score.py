@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from arena.cards import CARDS
-from arena.match import play_match
+from arena.match import NeitherStartedError, play_match
 from arena.players import Fault, FaultKind, HeuristicPlayer, MatchContext, RandomPlayer, Turn
 from arena.rules import Action, RuleSet
 from arena.rules.game import add_deal, cut_for_deal, deal_deck, first_dealer, games_to_win
@@ -289,11 +289,11 @@ def test_a_bot_unreachable_at_the_start_forfeits_at_once() -> None:
     assert (record.winner, record.games) == (1, ())
 
 
-def test_both_unreachable_is_a_forfeit_without_a_winner() -> None:
+def test_both_unreachable_is_not_played_and_forfeits_neither() -> None:
+    """Two bots unreachable at once is the arena's failure, not a double forfeit."""
     players = [FaultyPlayer(unreachable=True), FaultyPlayer(name="other", unreachable=True)]
-    record = play_match(players, RuleSet(), seed=4)
-    assert record.forfeit is not None and record.forfeit[0] is None
-    assert record.winner is None
+    with pytest.raises(NeitherStartedError, match="neither player could be started"):
+        play_match(players, RuleSet(), seed=4)
 
 
 def test_an_illegal_action_is_a_fault_answered_by_the_fallback() -> None:

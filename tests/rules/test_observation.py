@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 
+import pytest
 from rules_support import (
     CARD_FIELDS,
     DEALER,
@@ -121,3 +122,32 @@ def test_visible_cards_finds_every_card_in_an_observation() -> None:
         seen = observe(state, seat)
         # Legal actions hold melds as masks (no Card objects): the walk misses none of the rest.
         assert _walk(seen) <= visible_cards(seen)
+
+
+#: policy: whether the opponent's history shows the misknocker's deadwood (2.2 of issue 10).
+MISKNOCK_DEADWOOD_SHOWN = {
+    "open_hand": True,  # the hand is exposed for the rest of the deal: nothing new
+    "opponent_may_accept": True,  # the hand is laid down for the response
+    "penalty_points": False,  # the hand goes back concealed: its deadwood would tell
+}
+
+
+@pytest.mark.parametrize(
+    ("policy", "shown"), MISKNOCK_DEADWOOD_SHOWN.items(), ids=MISKNOCK_DEADWOOD_SHOWN.keys()
+)
+def test_the_opponent_sees_the_misknock_deadwood_when_the_hand_is_shown(
+    policy: str, shown: bool
+) -> None:
+    rules = RuleSet(misknock=policy)
+    state = step(deal(ND, DL, "Qd", "2c 5h", rules=rules), "pass", "pass", "draw", "knock 9h")
+    own = observe(state, NON_DEALER).history[-1]
+    theirs = observe(state, DEALER).history[-1]
+    assert (own.kind.value, own.deadwood) == ("misknock", 27)
+    assert (theirs.kind.value, str(theirs.card)) == ("misknock", "9h")
+    assert theirs.deadwood == (27 if shown else None)
+    assert ("deadwood" in theirs.to_dict()) is shown
+    if shown:  # the opponent could have computed it from what it is shown anyway
+        seen = observe(state, DEALER)
+        pending = seen.pending_misknock
+        assert seen.opponent_hand is not None
+        assert pending is None or pending.deadwood == 27

@@ -21,6 +21,7 @@ from rules_support import assert_no_leak, examples
 from arena.cards import CARDS, mask_to_cards
 from arena.match import play_match
 from arena.players import Fault, FaultKind, HeuristicPlayer, MatchContext, Turn
+from arena.replay import verify_record
 from arena.rules import (
     Action,
     ActionKind,
@@ -48,6 +49,15 @@ VARIANTS = {
     "last discard chance": RuleSet(last_discard_chance=True),
     "discard of taken card": RuleSet(allow_discard_of_taken_card=True),
     "no tie undercut, no big gin": RuleSet(undercut_on_tie=False, big_gin_bonus=None),
+    "house rules of the seeds": RuleSet(
+        allow_discard_of_taken_card=True,
+        spade_discard_doubles=True,
+        big_gin_after_taking_discard=False,
+        dead_hand_stock=0,
+    ),
+    "hollywood, blitz": RuleSet(
+        match_scoring="hollywood", shutout_multiplier=1, shutout_total_multiplier=2
+    ),
     "everything at once": RuleSet.oklahoma(
         misknock="opponent_may_accept",
         last_discard_chance=True,
@@ -101,18 +111,21 @@ def chaotic_action(state: HandState, rng: random.Random) -> Action:
 
 
 def cards_accounted_for(state: HandState) -> None:
-    """Hands + discard pile + stock (+ the face-down knock card once a knock ended the deal)
-    hold each of the 52 cards exactly once. A pending misknock's card is still in the hand."""
-    cards = [*state.hand_of(0), *state.hand_of(1), *state.discards, *state.deck[state.stock_pos :]]
-    result = state.result
-    if result is not None and result.knocker is not None and result.outcome != "big_gin":
-        last = [e for e in state.events if e.kind in (EventKind.KNOCK, EventKind.GIN)]
-        pending = [e for e in state.events if e.kind is EventKind.MISKNOCK]
-        knock_event = last[-1] if last else pending[-1]
-        assert knock_event.card is not None
-        cards.append(knock_event.card)
+    """Every state, terminal ones included, holds each of the 52 cards exactly once in its
+    hands, face-up discard pile, stock and the face-down knock card (seeds 000 and 004: a
+    knock lays its card face down on the pile). A pending misknock's card is still in hand."""
+    face_down = () if state.knock_card is None else (state.knock_card,)
+    cards = [*state.hand_of(0), *state.hand_of(1), *state.discards, *state.stock, *face_down]
     assert Counter(cards) == Counter(CARDS), "cards lost or duplicated"
     assert len(state.hand_of(state.to_act)) in (10, 11)
+    result = state.result
+    knocked = result is not None and result.outcome not in (Outcome.DEAD, Outcome.BIG_GIN)
+    assert (state.knock_card is not None) == knocked
+    if result is not None:
+        assert result.knock_card == state.knock_card
+        showdown = [e for e in state.events if e.kind in (EventKind.KNOCK, EventKind.GIN)]
+        if knocked and showdown:
+            assert showdown[-1].card == state.knock_card
 
 
 def check_discard_phase_actions(state: HandState) -> None:
@@ -128,9 +141,12 @@ def check_discard_phase_actions(state: HandState) -> None:
         c for c in mask_to_cards(allowed) if deadwood_mask(hand & ~(1 << c)) <= state.knock_limit
     }
     big = any(a.kind is ActionKind.BIG_GIN for a in legal)
-    assert big == (deadwood_mask(hand) == 0 and rules.big_gin_allowed)
+    after_draw = state.taken is None or rules.big_gin_after_taking_discard
+    assert big == (deadwood_mask(hand) == 0 and rules.big_gin_allowed and after_draw)
     discards = {a.card for a in legal if a.kind is ActionKind.DISCARD}
     assert discards == (set() if state.knock_only else set(mask_to_cards(allowed)))
+    if state.knock_only:  # a last-chance card, or a returned card taken back (GRA proviso)
+        assert knocks or big
     assert state.knock_limit == rules.knock_limit_for(state.upcard.value)
 
 
@@ -163,6 +179,9 @@ def playout(seed: int, rules: RuleSet) -> tuple[HandState, list[tuple[int, Actio
             assert_no_leak(state, viewer, full_history=False)
         if state.phase is Phase.DISCARD:
             check_discard_phase_actions(state)
+        if state.returned is not None:  # the GRA proviso: back only to knock that same turn
+            assert state.rules.allow_discard_of_taken_card
+            assert state.returned == state.discard_top and state.phase is not Phase.DISCARD
         move = chaotic_action(state, rng)
         snapshot = fingerprint(state)
         try:
@@ -189,6 +208,8 @@ def check_result(state: HandState) -> None:
     rules = state.rules
     res = deal.result
     spade_up = rules.spade_upcard_doubles and state.upcard.suit == 3
+    top = state.discard_top  # the knock card is face down, not on top of the face-up pile
+    spade_top = rules.spade_discard_doubles and top is not None and top.suit == 3
     assert deal.penalties == state.penalties
     if rules.misknock.value == "penalty_points":
         expected = [0, 0]
@@ -202,7 +223,7 @@ def check_result(state: HandState) -> None:
         assert state.stock_count <= rules.dead_hand_stock
         assert all(len(h) == 10 for h in deal.hands)
         return
-    assert res.multiplier == (2 if spade_up else 1)
+    assert res.multiplier == (2 if spade_up else 1) * (2 if spade_top else 1)
     m = res.multiplier
     knocker = mask_to_cards(_mask(deal.hands[deal.knocker]))
     defender = deal.hands[1 - deal.knocker]
@@ -324,8 +345,11 @@ def test_a_match_record_replays_hand_by_hand(seed: int, rules: RuleSet) -> None:
     rules = rules.replace(max_strikes=10_000, target=min(rules.target, 100), best_of=3)
     record = play_match([ChaosPlayer(seed), HeuristicPlayer()], rules, seed=seed)
     assert record.forfeit is None
-    assert max(record.games_won) == 2
-    json.dumps(record.to_dict())
+    if rules.match_scoring == "hollywood":  # every game is played out
+        assert sum(record.games_won) == 3 and max(record.games_won) >= 2
+    else:
+        assert max(record.games_won) == 2
+    assert verify_record(json.loads(json.dumps(record.to_dict()))) == []
     for _, hand in record.all_hands():
         states = list(replay_deal(hand.deal_record(rules)))
         final = states[-1]

@@ -3,11 +3,23 @@
 from __future__ import annotations
 
 import dataclasses
+import re
+from pathlib import Path
 from typing import Any
 
 import pytest
+import yaml
 
-from arena.rules import DeadHandDealer, MisknockPolicy, NextDealer, RuleSet, RuleSetError
+from arena.rules import (
+    DeadHandDealer,
+    MatchScoring,
+    MisknockPolicy,
+    NextDealer,
+    RuleSet,
+    RuleSetError,
+)
+
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def test_defaults_are_the_rules_md_defaults() -> None:
@@ -28,6 +40,14 @@ def test_defaults_are_the_rules_md_defaults() -> None:
     assert not r.upcard_sets_knock_limit and not r.spade_upcard_doubles
 
 
+def test_the_seed_variant_fields_default_to_the_rules_played_before_them() -> None:
+    r = RuleSet()
+    assert r.spade_discard_doubles is False
+    assert r.big_gin_after_taking_discard is True
+    assert r.shutout_total_multiplier == 1
+    assert r.match_scoring is MatchScoring.GAMES
+
+
 VARIANTS: dict[str, dict[str, Any]] = {
     "gin bonus 20": {"gin_bonus": 20},
     "undercut bonus 10": {"undercut_bonus": 10},
@@ -46,6 +66,11 @@ VARIANTS: dict[str, dict[str, Any]] = {
     "penalty points": {"misknock": "penalty_points", "misknock_penalty": 10},
     "enum members": {"misknock": MisknockPolicy.PENALTY_POINTS, "next_dealer": NextDealer.LOSER},
     "straight": {"knock_limit": 0},
+    "spade top discard doubles": {"spade_discard_doubles": True},
+    "big gin only after a stock draw": {"big_gin_after_taking_discard": False},
+    "shutout doubles the whole score": {"shutout_multiplier": 1, "shutout_total_multiplier": 2},
+    "hollywood": {"match_scoring": "hollywood", "best_of": 3},
+    "play to an empty stock": {"dead_hand_stock": 0},
 }
 
 
@@ -83,6 +108,10 @@ INVALID: dict[str, dict[str, Any]] = {
     "dead hand stock too large": {"dead_hand_stock": 30},
     "zero strikes": {"max_strikes": 0},
     "zero shutout multiplier": {"shutout_multiplier": 0},
+    "zero shutout total multiplier": {"shutout_total_multiplier": 0},
+    "unknown match scoring": {"match_scoring": "oklahoma"},
+    "spade discard doubles as int": {"spade_discard_doubles": 1},
+    "big gin after taking as string": {"big_gin_after_taking_discard": "yes"},
 }
 
 
@@ -139,3 +168,38 @@ def test_every_field_round_trips_through_a_plain_dict() -> None:
     data = rules.to_dict()
     assert set(data) == {f.name for f in dataclasses.fields(RuleSet)}
     assert RuleSet.from_dict(data) == rules
+
+
+def _schema(path: str, pointer: str) -> dict[str, Any]:
+    node: Any = yaml.safe_load((ROOT / path).read_text(encoding="utf-8"))
+    for part in pointer.split("/"):
+        node = node[part]
+    return dict(node)
+
+
+def test_the_bot_protocol_rule_set_schema_lists_every_field_with_its_default() -> None:
+    schema = _schema("api_spec/bot-protocol.yaml", "components/schemas/RuleSet")
+    fields = RuleSet().to_dict()
+    assert set(schema["properties"]) == set(schema["required"]) == set(fields)
+    assert {k: v.get("default") for k, v in schema["properties"].items()} == fields
+    for name, prop in schema["properties"].items():
+        if "enum" in prop:
+            field_type = type(getattr(RuleSet(), name))
+            assert set(prop["enum"]) == {m.value for m in field_type}, name  # type: ignore[attr-defined]
+
+
+def test_the_api_rules_schema_lists_every_field() -> None:
+    schema = _schema("api_spec/openapi.yaml", "components/schemas/Rules")
+    assert set(schema["properties"]) == set(RuleSet().to_dict())
+
+
+def test_every_field_has_a_line_in_the_rules_document() -> None:
+    text = (ROOT / "docs" / "RULES.md").read_text(encoding="utf-8")
+    missing = [f for f in RuleSet().to_dict() if not re.search(rf"`{f}`", text)]
+    assert not missing, f"docs/RULES.md does not name: {missing}"
+
+
+def test_a_rule_set_recorded_before_the_seed_variant_fields_loads_with_their_defaults() -> None:
+    new = {"spade_discard_doubles", "big_gin_after_taking_discard", "shutout_total_multiplier"}
+    old = {k: v for k, v in RuleSet().to_dict().items() if k not in new | {"match_scoring"}}
+    assert RuleSet.from_dict(old) == RuleSet()

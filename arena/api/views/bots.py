@@ -1,8 +1,10 @@
 """``/api/v1/bots``: register (after a probe of the bot), list, read, update, rotate
 credentials, deactivate and reactivate, and the conformance check on demand.
 
-Only a bot's owner may change it or see its URL and credentials; the organiser may also
-deactivate, reactivate and check it, but never reads or rotates its token or secret.
+Only a bot's owner may change it or see its credentials; its owner contact and URL are for
+its owner and the organiser (everyone else sees the owner's public name, ``owner_name``); the
+organiser may also deactivate, reactivate and check it, but never reads or rotates its token
+or secret.
 """
 
 from __future__ import annotations
@@ -14,20 +16,34 @@ from msgspec import UNSET
 from sqlalchemy import select
 
 from arena import queries
-from arena.api.auth import current_principal, require_owner
+from arena.api.auth import Principal, Role, current_principal, require_authenticated, require_owner
 from arena.api.context import arena_context
 from arena.api.http import json_response, query_choice, query_int, query_text
 from arena.api.models import BotCreate, BotUpdate, decode_body
-from arena.api.problems import FieldError, conflict, not_found, unprocessable
+from arena.api.owners import with_owner_view
+from arena.api.problems import (
+    FieldError,
+    ProblemError,
+    conflict,
+    forbidden,
+    not_found,
+    unprocessable,
+)
 from arena.bots.check import check_bot
-from arena.bots.probe import ProbeReport, probe_bot
+from arena.bots.probe import ProbeReport
 from arena.db.models import Bot, BotStatus
+from arena.protocol.signing import SecretError
 from arena.services.bots import (
     BotNameTakenError,
-    register_bot,
+    BotRefusedError,
+    check_secret,
+    end_secret_rotation,
+    enroll_bot,
+    probe_registered_bot,
     rotate_secret,
     rotate_token,
     set_status,
+    signing_secrets,
     update_bot,
 )
 
@@ -59,30 +75,49 @@ def probe_dict(report: ProbeReport) -> dict[str, Any]:
     }
 
 
-def _probe_or_422(url: str) -> ProbeReport:
-    context = arena_context()
-    report = probe_bot(
-        url, allow_loopback=context.settings.allow_loopback, resolver=context.resolver
+def _refused(exc: BotRefusedError) -> ProblemError:
+    """422 for a bot that failed its (signed) registration check, item by item."""
+    return unprocessable(
+        str(exc),
+        [FieldError("url", f"{i.name}: {i.detail}") for i in exc.report.failures()],
+        extra={"check": probe_dict(exc.report)},
     )
-    if not report.passed:
-        failures = report.failures()
-        raise unprocessable(
-            f"the bot at {url} did not pass the registration check: {failures[0].detail}",
-            [FieldError("url", f"{i.name}: {i.detail}") for i in failures],
-            extra={"check": probe_dict(report)},
+
+
+def _probe_or_422(bot_id: int, url: str | None = None) -> ProbeReport:
+    """The signed registration check of a stored bot (at a new ``url`` before a change)."""
+    context = arena_context()
+    try:
+        return probe_registered_bot(
+            context.db, context.settings, bot_id, url=url, resolver=context.resolver
         )
-    return report
+    except BotRefusedError as exc:
+        raise _refused(exc) from None
 
 
 def _detail(bot_id: int) -> dict[str, Any]:
-    """A bot's detail as this caller may see it (the URL only for owner and organiser)."""
+    """A bot's detail as this caller may see it (owner contact and URL only for its owner and
+    the organiser, see :mod:`arena.api.owners`)."""
     detail = queries.bot_detail(arena_context().db, bot_id)
     if detail is None:
         raise not_found(f"bot {bot_id}")
-    principal = current_principal()
-    if not (principal.owns(bot_id) or principal.is_organiser):
-        detail["url"] = None
-    return detail
+    return with_owner_view(detail, current_principal())
+
+
+def _may_filter_by_owner(contact: str) -> None:
+    """Filtering by owner contact would tell anyone which bots an e-mail address owns: only
+    the organiser, or the owner of a bot with that very contact, may (401 or 403 otherwise)."""
+    principal = require_authenticated()
+    if principal.is_organiser:
+        return
+    if principal.bot_id is not None:
+        with arena_context().db.session() as session:
+            if session.scalar(select(Bot.owner).where(Bot.id == principal.bot_id)) == contact:
+                return
+    raise forbidden(
+        "filtering by owner contact is for the organiser, or the owner of a bot with that"
+        " contact (owner contacts are not public)"
+    )
 
 
 def _exists(bot_id: int) -> None:
@@ -101,20 +136,40 @@ def _name_free(name: str, bot_id: int | None = None) -> None:
 @bp.post("")
 def register() -> Response:
     body = decode_body(BotCreate)
+    secret = None if body.secret is UNSET else body.secret
+    if secret is not None:
+        try:
+            check_secret(secret)
+        except SecretError as exc:
+            raise ProblemError(
+                400, f"secret: {exc}", kind="bad-secret", errors=[FieldError("secret", str(exc))]
+            ) from None
     _name_free(body.name)
-    report = _probe_or_422(body.url)
-    db = arena_context().db
+    context = arena_context()
+    db = context.db
     try:
-        registered = register_bot(db, name=body.name, owner=body.owner, url=body.url)
+        registered = enroll_bot(
+            db,
+            context.settings,
+            name=body.name,
+            url=body.url,
+            owner=body.owner,
+            secret=secret,
+            resolver=context.resolver,
+        )
     except BotNameTakenError as exc:
         raise conflict(str(exc), "name-taken") from None
+    except BotRefusedError as exc:
+        raise _refused(exc) from None
+    report = registered.check
     detail = queries.bot_detail(db, registered.bot_id)
+    assert detail is not None  # just stored
     return json_response(
         {
             "id": registered.bot_id,
             "token": registered.token,
             "secret": registered.secret,
-            "bot": detail,
+            "bot": with_owner_view(detail, Principal(Role.OWNER, registered.bot_id)),
             "check": probe_dict(report),
         },
         201,
@@ -126,6 +181,8 @@ def register() -> Response:
 def index() -> Response:
     status = query_choice("status", [s.value for s in BotStatus])
     owner = query_text("owner")
+    if owner is not None:
+        _may_filter_by_owner(owner)
     sort = query_choice("sort", SORTS, "rating") or "rating"
     limit = query_int("limit", 50, low=1, high=200) or 50
     offset = query_int("offset", 0, low=0, high=1_000_000) or 0
@@ -136,14 +193,14 @@ def index() -> Response:
     return json_response({"items": rows[:limit], "next_offset": offset + limit if more else None})
 
 
-@bp.get("/<id:bot_id>")
+@bp.get("/<id('bot'):bot_id>")
 def read(bot_id: int) -> Response:
     response = json_response(_detail(bot_id))
     response.headers["Vary"] = "Authorization"
     return response
 
 
-@bp.patch("/<id:bot_id>")
+@bp.patch("/<id('bot'):bot_id>")
 def update(bot_id: int) -> Response:
     _exists(bot_id)
     require_owner(bot_id)
@@ -158,7 +215,7 @@ def update(bot_id: int) -> Response:
     if name is not None:
         _name_free(name, bot_id)
     if url is not None:
-        _probe_or_422(url)
+        _probe_or_422(bot_id, url)
     try:
         update_bot(arena_context().db, bot_id, name=name, url=url)
     except BotNameTakenError as exc:
@@ -166,7 +223,7 @@ def update(bot_id: int) -> Response:
     return json_response(_detail(bot_id))
 
 
-@bp.post("/<id:bot_id>/token")
+@bp.post("/<id('bot'):bot_id>/token")
 def new_token(bot_id: int) -> Response:
     _exists(bot_id)
     require_owner(bot_id)
@@ -174,15 +231,33 @@ def new_token(bot_id: int) -> Response:
     return json_response({"id": bot_id, "token": token})
 
 
-@bp.post("/<id:bot_id>/secret")
+@bp.post("/<id('bot'):bot_id>/secret")
 def new_secret(bot_id: int) -> Response:
     _exists(bot_id)
     require_owner(bot_id)
-    secret = rotate_secret(arena_context().db, bot_id)
-    return json_response({"id": bot_id, "secret": secret})
+    context = arena_context()
+    rotation = rotate_secret(
+        context.db, bot_id, window_hours=context.settings.secret_rotation_hours
+    )
+    until = rotation.previous_valid_until
+    return json_response(
+        {
+            "id": bot_id,
+            "secret": rotation.secret,
+            "previous_valid_until": None if until is None else until.isoformat(),
+        }
+    )
 
 
-@bp.post("/<id:bot_id>/deactivate")
+@bp.delete("/<id('bot'):bot_id>/secret/previous")
+def end_rotation(bot_id: int) -> Response:
+    _exists(bot_id)
+    require_owner(bot_id)
+    end_secret_rotation(arena_context().db, bot_id)
+    return json_response({"id": bot_id, "previous_valid_until": None})
+
+
+@bp.post("/<id('bot'):bot_id>/deactivate")
 def deactivate(bot_id: int) -> Response:
     _exists(bot_id)
     require_owner(bot_id, or_organiser=True)
@@ -190,29 +265,25 @@ def deactivate(bot_id: int) -> Response:
     return json_response(_detail(bot_id))
 
 
-@bp.post("/<id:bot_id>/activate")
+@bp.post("/<id('bot'):bot_id>/activate")
 def activate(bot_id: int) -> Response:
     _exists(bot_id)
     require_owner(bot_id, or_organiser=True)
     db = arena_context().db
-    with db.session() as session:
-        url = session.get_one(Bot, bot_id).url
-    _probe_or_422(url)
+    _probe_or_422(bot_id)
     set_status(db, bot_id, BotStatus.ACTIVE)
     return json_response(_detail(bot_id))
 
 
-@bp.post("/<id:bot_id>/check")
+@bp.post("/<id('bot'):bot_id>/check")
 def check(bot_id: int) -> Response:
     _exists(bot_id)
     require_owner(bot_id, or_organiser=True)
     context = arena_context()
     with context.db.session() as session:
         bot = session.get_one(Bot, bot_id)
-        url, secret = bot.url, bot.secret
-    report = check_bot(
-        url, secret=secret, allow_loopback=context.settings.allow_loopback, repeats=10
-    )
+        url, keys = bot.url, signing_secrets(bot)  # both while a rotation window is open
+    report = check_bot(url, secret=keys, allow_loopback=context.settings.allow_loopback, repeats=10)
     p50, p99 = report.percentile(0.5), report.percentile(0.99)
     return json_response(
         {

@@ -64,7 +64,7 @@ def _match(match_id: int) -> dict[str, Any]:
     return detail
 
 
-@bp.get("/<id:match_id>")
+@bp.get("/<id('match'):match_id>")
 def read(match_id: int) -> Response:
     detail = _match(match_id)
     detail["error"] = _public_error(detail["error"])
@@ -73,7 +73,7 @@ def read(match_id: int) -> Response:
     return json_response(detail)
 
 
-@bp.get("/<id:match_id>/replay")
+@bp.get("/<id('match'):match_id>/replay")
 def replay(match_id: int) -> Response:
     seat = query_choice("seat", ("a", "b"))
     game = query_int("game", None, low=0, high=100)

@@ -18,6 +18,9 @@ __all__ = ["bp", "check_broker"]
 
 bp = Blueprint("ops", __name__)
 
+#: Seconds a client is told to wait before asking ``/readyz`` again after a 503.
+RETRY_READY_S = 5
+
 
 def check_broker(url: str, timeout_s: float = 2.0) -> None:
     """Raise if the broker at ``url`` does not answer within ``timeout_s``."""
@@ -69,7 +72,12 @@ def readyz() -> Response:
         checks["broker"] = _timed(lambda: check_broker(broker))
     if not all(c["ok"] for c in checks.values()):
         failed = ", ".join(name for name, c in checks.items() if not c["ok"])
-        raise ProblemError(503, f"not ready: {failed} unreachable", extra={"checks": checks})
+        raise ProblemError(
+            503,
+            f"not ready: {failed} unreachable",
+            extra={"checks": checks},
+            headers={"Retry-After": str(RETRY_READY_S)},
+        )
     response = json_response({"status": "ready", "checks": checks})
     response.headers["Cache-Control"] = "no-store"
     return response

@@ -1,8 +1,9 @@
 """``/api/v1/ratings``: the leaderboard and a bot's rating history.
 
-The leaderboard ranks by the whole-history fit (with its 95% interval) when there is one and
-by live Elo otherwise; ``provisional`` is the fit's flag, or for a bot not fitted yet, fewer
-rated matches than ``ARENA_PROVISIONAL_MATCHES``.
+The leaderboard ranks the rated bots by the whole-history fit (with its 95% interval) when
+there is one and by live Elo otherwise (ties: more rated matches, then lower id); bots without
+a rated match are listed apart, unranked, in ``unrated``. ``provisional`` is the fit's flag,
+or for a bot not fitted yet, fewer rated matches than ``ARENA_PROVISIONAL_MATCHES``.
 """
 
 from __future__ import annotations
@@ -23,20 +24,21 @@ bp = Blueprint("ratings", __name__, url_prefix="/api/v1/ratings")
 def leaderboard() -> Response:
     context = arena_context()
     threshold = context.settings.provisional_matches
-    rows = queries.leaderboard(
-        context.db,
-        limit=query_int("limit", 100, low=1, high=500) or 100,
-        include_inactive=query_bool("include_inactive"),
-    )
+    limit = query_int("limit", 100, low=1, high=500) or 100
+    include_inactive = query_bool("include_inactive")
+    rows = queries.leaderboard(context.db, limit=limit, include_inactive=include_inactive)
     for row in rows:
         fit = row["rating"]
         row["provisional"] = (
             fit["provisional"] if fit is not None else row["record"]["matches"] < threshold
         )
-    return json_response({"items": rows, "provisional_matches": threshold})
+    unrated = queries.unrated_bots(context.db, limit=limit, include_inactive=include_inactive)
+    for row in unrated:
+        row["provisional"] = True
+    return json_response({"items": rows, "unrated": unrated, "provisional_matches": threshold})
 
 
-@bp.get("/<id:bot_id>/history")
+@bp.get("/<id('bot'):bot_id>/history")
 def history(bot_id: int) -> Response:
     rows = queries.rating_history(
         arena_context().db, bot_id, limit=query_int("limit", 200, low=1, high=1000) or 200

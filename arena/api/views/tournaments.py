@@ -93,12 +93,12 @@ def _cached(kind: str, tournament_id: int, build: Callable[[], Any]) -> Response
     return response
 
 
-@bp.get("/<id:tournament_id>")
+@bp.get("/<id('tournament'):tournament_id>")
 def read(tournament_id: int) -> Response:
     return _cached("detail", tournament_id, lambda: _detail(tournament_id))
 
 
-@bp.post("/<id:tournament_id>/start")
+@bp.post("/<id('tournament'):tournament_id>/start")
 def start(tournament_id: int) -> Response:
     require_organiser()
     context = arena_context()
@@ -111,7 +111,7 @@ def start(tournament_id: int) -> Response:
     return json_response({"scheduled": report.scheduled, "tournament": _detail(tournament_id)})
 
 
-@bp.post("/<id:tournament_id>/cancel")
+@bp.post("/<id('tournament'):tournament_id>/cancel")
 def cancel(tournament_id: int) -> Response:
     require_organiser()
     try:
@@ -144,7 +144,7 @@ def _pairing(p: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-@bp.get("/<id:tournament_id>/bracket")
+@bp.get("/<id('tournament'):tournament_id>/bracket")
 def bracket(tournament_id: int) -> Response:
     return _cached("bracket", tournament_id, lambda: _bracket(tournament_id))
 
@@ -169,7 +169,7 @@ def _bracket(tournament_id: int) -> dict[str, Any]:
     return {"tournament_id": tournament_id, **data}
 
 
-@bp.get("/<id:tournament_id>/standings")
+@bp.get("/<id('tournament'):tournament_id>/standings")
 def standings(tournament_id: int) -> Response:
     return _cached("standings", tournament_id, lambda: _standings(tournament_id))
 
