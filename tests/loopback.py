@@ -96,11 +96,12 @@ def http_head(status: str, headers: dict[str, str]) -> bytes:
     return ("\r\n".join(lines) + "\r\n\r\n").encode("latin-1")
 
 
-def http_response(body: bytes, status: str = "200 OK") -> bytes:
-    """A whole JSON answer with its ``Content-Length``."""
+def http_response(
+    body: bytes, status: str = "200 OK", content_type: str = "application/json"
+) -> bytes:
+    """A whole answer (JSON unless told) with its ``Content-Length``."""
     return (
-        http_head(status, {"Content-Type": "application/json", "Content-Length": str(len(body))})
-        + body
+        http_head(status, {"Content-Type": content_type, "Content-Length": str(len(body))}) + body
     )
 
 

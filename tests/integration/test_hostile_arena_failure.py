@@ -24,9 +24,9 @@ import pytest
 from arena_procs import Workers, house_bots, wait_until
 from celery_fixtures import *  # noqa: F403 - pytest fixtures
 from flask.testing import FlaskClient
-from loopback import free_port
+from loopback import free_port, http_response
 from sqlalchemy import select, update
-from test_hostile_records import AnswersWith, ok
+from test_hostile_records import AnswersWith
 
 from arena.api import close_app, create_app
 from arena.db.models import (
@@ -197,8 +197,8 @@ def test_two_bots_unreachable_at_once_void_their_match_and_each_is_withdrawn_alo
 @pytest.mark.parametrize(
     "reply",
     [
-        ok(b"\x00\xff boom \x00", b"500 Internal Server Error"),
-        ok(b'{"action":"pass","x":' + b"[" * 1000 + b"]" * 1000 + b"}"),
+        http_response(b"\x00\xff boom \x00", "500 Internal Server Error"),
+        http_response(b'{"action":"pass","x":' + b"[" * 1000 + b"]" * 1000 + b"}"),
         b"HTTP/1.1 101 Switching Protocols\r\nUpgrade: h2c\r\nConnection: Upgrade\r\n\r\n",
     ],
     ids=["error_page_with_nul", "nested_1000", "101_upgrade"],

@@ -14,7 +14,7 @@ from contextlib import contextmanager
 
 import pytest
 from arena_procs import house_bots, wait_until
-from loopback import HttpMessage, LoopbackServer
+from loopback import HttpMessage, LoopbackServer, http_response
 from sqlalchemy import select
 
 from arena.db.models import Match, MatchResult, MatchStatus
@@ -41,7 +41,7 @@ class AnswersWith(LoopbackServer):
             conn.sendall(self.reply)
             return True
         body = b'{"protocol":"gin-arena/1","name":"hostile"}' if method == "GET" else b"{}"
-        conn.sendall(ok(body))
+        conn.sendall(http_response(body))
         return True
 
     @contextmanager
@@ -51,14 +51,6 @@ class AnswersWith(LoopbackServer):
             yield self
         finally:
             self.stop()
-
-
-def ok(body: bytes, status: bytes = b"200 OK") -> bytes:
-    return b"HTTP/1.1 %s\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n%s" % (
-        status,
-        len(body),
-        body,
-    )
 
 
 def play_against_house(db: Database, answer: bytes) -> Match:
@@ -84,7 +76,9 @@ def test_an_error_page_with_nul_bytes_is_the_bots_forfeit_not_an_arena_failure(
     """PostgreSQL text cannot hold NUL: the status fault's snippet of the body (``HTTP 500:
     ...``) reached ``forfeit_reason`` as it was, the insert failed, and the match was retried
     and then voided, so the bot that broke the rules denied its opponent the win."""
-    match = play_against_house(db, ok(b"\x00\xff boom \x00", b"500 Internal Server Error"))
+    match = play_against_house(
+        db, http_response(b"\x00\xff boom \x00", "500 Internal Server Error")
+    )
     assert match.status is MatchStatus.FINISHED
     assert (match.forfeit_seat, match.winner) == ("a", "b")
     assert match.forfeit_reason is not None and "HTTP 500" in match.forfeit_reason
@@ -98,10 +92,10 @@ def test_an_error_page_with_nul_bytes_is_the_bots_forfeit_not_an_arena_failure(
 @pytest.mark.parametrize(
     "reply",
     [
-        ok(b"\x00\xff boom \x00", b"500 Internal Server Error"),
-        ok(b'{"action":"pass","x":' + b"[" * 100_000 + b"]" * 100_000 + b"}"),
+        http_response(b"\x00\xff boom \x00", "500 Internal Server Error"),
+        http_response(b'{"action":"pass","x":' + b"[" * 100_000 + b"]" * 100_000 + b"}"),
         b"HTTP/1.1 101 Switching Protocols\r\nUpgrade: h2c\r\nConnection: Upgrade\r\n\r\n",
-        b"HTTP/1.1 103 Early Hints\r\n\r\n" + ok(b'{"action":"pass"}'),
+        b"HTTP/1.1 103 Early Hints\r\n\r\n" + http_response(b'{"action":"pass"}'),
     ],
     ids=["error_page_with_nul", "nested_100k", "101_upgrade", "103_then_pass"],
 )

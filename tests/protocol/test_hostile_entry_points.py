@@ -21,7 +21,7 @@ from typing import Any
 
 import msgspec
 import pytest
-from loopback import HttpMessage, LoopbackServer
+from loopback import HttpMessage, LoopbackServer, http_response
 
 from arena.api import close_app, create_app
 from arena.bots.house import house_bot
@@ -41,34 +41,30 @@ _act = msgspec.json.Decoder(ActRequest)
 _encode = msgspec.json.Encoder().encode
 
 
-def ok(body: bytes, content_type: bytes = b"application/json") -> bytes:
-    return b"HTTP/1.1 200 OK\r\nContent-Type: %s\r\nContent-Length: %d\r\n\r\n%s" % (
-        content_type,
-        len(body),
-        body,
-    )
-
-
 def padded(body: bytes, size: int) -> bytes:
     return body + b" " * (size - len(body))
 
 
 #: name -> the whole HTTP answer, given the good JSON body (the greedy action, or bot info).
 ANSWERS: dict[str, Callable[[bytes], bytes]] = {
-    "nested_1000": lambda g: ok(b'{"action":"pass","x":' + b"[" * 1000 + b"]" * 1000 + b"}"),
-    "nested_100k": lambda g: ok(b'{"action":"pass","x":' + b"[" * 100_000 + b"]" * 100_000 + b"}"),
-    "nested_under_cap": lambda g: ok(b"[" * 32_000 + b"]" * 32_000),
-    "huge_float": lambda g: ok(g[:-1] + b',"x":1e999999}'),
-    "int_of_60k_digits": lambda g: ok(g[:-1] + b',"x":' + b"9" * 60_000 + b"}"),
-    "huge_int_card": lambda g: ok(b'{"action":"discard","card":' + b"9" * 60_000 + b"}"),
-    "invalid_utf8": lambda g: ok(g[:-1] + b',"x":"\xff\xfe"}'),
-    "nul_byte": lambda g: ok(g[:-1] + b',"x":"\x00"}'),
-    "nul_escape": lambda g: ok(g[:-1] + b',"x":"\\u0000"}'),
-    "lone_surrogate": lambda g: ok(g[:-1] + b',"x":"\\ud800"}'),
-    "surrogate_card": lambda g: ok(b'{"action":"discard","card":"\\ud800"}'),
-    "duplicate_keys": lambda g: ok(g[:-1] + b',"action":"knock"}'),
-    "exactly_the_cap": lambda g: ok(padded(g, MAX_BODY)),
-    "one_byte_over_the_cap": lambda g: ok(padded(g, MAX_BODY + 1)),
+    "nested_1000": lambda g: http_response(
+        b'{"action":"pass","x":' + b"[" * 1000 + b"]" * 1000 + b"}"
+    ),
+    "nested_100k": lambda g: http_response(
+        b'{"action":"pass","x":' + b"[" * 100_000 + b"]" * 100_000 + b"}"
+    ),
+    "nested_under_cap": lambda g: http_response(b"[" * 32_000 + b"]" * 32_000),
+    "huge_float": lambda g: http_response(g[:-1] + b',"x":1e999999}'),
+    "int_of_60k_digits": lambda g: http_response(g[:-1] + b',"x":' + b"9" * 60_000 + b"}"),
+    "huge_int_card": lambda g: http_response(b'{"action":"discard","card":' + b"9" * 60_000 + b"}"),
+    "invalid_utf8": lambda g: http_response(g[:-1] + b',"x":"\xff\xfe"}'),
+    "nul_byte": lambda g: http_response(g[:-1] + b',"x":"\x00"}'),
+    "nul_escape": lambda g: http_response(g[:-1] + b',"x":"\\u0000"}'),
+    "lone_surrogate": lambda g: http_response(g[:-1] + b',"x":"\\ud800"}'),
+    "surrogate_card": lambda g: http_response(b'{"action":"discard","card":"\\ud800"}'),
+    "duplicate_keys": lambda g: http_response(g[:-1] + b',"action":"knock"}'),
+    "exactly_the_cap": lambda g: http_response(padded(g, MAX_BODY)),
+    "one_byte_over_the_cap": lambda g: http_response(padded(g, MAX_BODY + 1)),
     "bad_chunk_size": lambda g: (
         b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n" + g + b"\r\n0\r\n\r\n"
     ),
@@ -83,28 +79,33 @@ ANSWERS: dict[str, Callable[[bytes], bytes]] = {
         b"HTTP/1.1 200 OK\r\nContent-Length: %d\r\n\r\n%s" % (len(g) + 30, g)
     ),
     "content_length_negative": lambda g: b"HTTP/1.1 200 OK\r\nContent-Length: -5\r\n\r\n" + g,
-    "100_continue_first": lambda g: b"HTTP/1.1 100 Continue\r\n\r\n" + ok(g),
-    "103_early_hints_first": lambda g: b"HTTP/1.1 103 Early Hints\r\nLink: </a>\r\n\r\n" + ok(g),
+    "100_continue_first": lambda g: b"HTTP/1.1 100 Continue\r\n\r\n" + http_response(g),
+    "103_early_hints_first": lambda g: (
+        b"HTTP/1.1 103 Early Hints\r\nLink: </a>\r\n\r\n" + http_response(g)
+    ),
     "101_switching_protocols": lambda g: (
-        b"HTTP/1.1 101 Switching Protocols\r\nUpgrade: h2c\r\nConnection: Upgrade\r\n\r\n" + ok(g)
+        b"HTTP/1.1 101 Switching Protocols\r\nUpgrade: h2c\r\nConnection: Upgrade\r\n\r\n"
+        + http_response(g)
     ),
     "204_no_content": lambda g: b"HTTP/1.1 204 No Content\r\n\r\n",
-    "text_html_json": lambda g: ok(g, b"text/html"),
-    "text_html_page": lambda g: ok(b"<html><body>hello</body></html>", b"text/html"),
+    "text_html_json": lambda g: http_response(g, content_type="text/html"),
+    "text_html_page": lambda g: http_response(
+        b"<html><body>hello</body></html>", content_type="text/html"
+    ),
     "error_page_with_nul": lambda g: (
         b"HTTP/1.1 500 Oops\r\nContent-Length: 9\r\n\r\n\x00\xff\xed\xa0\x80boom"
     ),
-    "knock_with_an_empty_meld": lambda g: ok(
+    "knock_with_an_empty_meld": lambda g: http_response(
         b'{"action":"knock","card":"As","melds":[["As","2s","3s"],[]]}'
     ),
-    "melds_object": lambda g: ok(b'{"action":"knock","card":"As","melds":{}}'),
-    "melds_null": lambda g: ok(b'{"action":"knock","card":"As","melds":null}'),
-    "card_a_number": lambda g: ok(b'{"action":"discard","card":10}'),
-    "empty_body": lambda g: ok(b""),
+    "melds_object": lambda g: http_response(b'{"action":"knock","card":"As","melds":{}}'),
+    "melds_null": lambda g: http_response(b'{"action":"knock","card":"As","melds":null}'),
+    "card_a_number": lambda g: http_response(b'{"action":"discard","card":10}'),
+    "empty_body": lambda g: http_response(b""),
     "not_http": lambda g: g,
 }
 #: Not hostile: the answer as it should be (a bot turns hostile by changing its mode).
-SOUND = {"sound": ok}
+SOUND = {"sound": http_response}
 
 
 def _not_held(obs: ActRequest, n: int) -> list[str]:
@@ -159,15 +160,15 @@ class HostileBot(LoopbackServer):
 
     def _answer(self, head: bytes, body: bytes) -> bytes:
         if self.mode in KNOCKS and head.startswith(b"POST /act "):
-            return ok(_encode(KNOCKS[self.mode](_act.decode(body))))
+            return http_response(_encode(KNOCKS[self.mode](_act.decode(body))))
         hostile = {**ANSWERS, **SOUND}.get(self.mode, SOUND["sound"])
         if head.startswith(b"GET "):
             info = json.dumps({"protocol": PROTOCOL_VERSION, "name": "hostile"}).encode()
-            return hostile(info) if self.where == "info" else ok(info)
+            return hostile(info) if self.where == "info" else http_response(info)
         if head.startswith(b"POST /act "):
             good = _encode(greedy(_act.decode(body)))
-            return hostile(good) if self.where == "act" else ok(good)
-        return hostile(b"{}") if self.where == "start" else ok(b"{}")
+            return hostile(good) if self.where == "act" else http_response(good)
+        return hostile(b"{}") if self.where == "start" else http_response(b"{}")
 
     def answer(self, conn: socket.socket, request: HttpMessage) -> bool:
         conn.sendall(self._answer(request.head, request.body))

@@ -775,14 +775,27 @@ def _referee_games(rules: Rules, record: dict[str, Any], seen: Counter[str]) -> 
             dealer = _next_dealer(rules, _seat(hand["dealer"]) or 0, out)
         if not t.over(rules.target):
             diffs.append(f"{where}: the game ended before the target")
-        mine = settle(rules, t)
-        seen["shutout"] += mine["shutout"]
-        seen["box bonus overturns the target"] += mine["winner"] != t.reached
-        diffs += _compare_game(mine, game, where)
-        wins[mine["winner"]] += 1
+        diffs += _close_game(rules, t, game, where, seen, wins)
     diffs += _forfeited(rules, record, seen)
     diffs += _match_end(record, wins, need, rules)
     return diffs
+
+
+def _close_game(
+    rules: Rules,
+    t: GameTally,
+    game: dict[str, Any],
+    where: str,
+    seen: Counter[str],
+    wins: list[int],
+) -> list[str]:
+    """Settle one game from its tally, count what it reached, compare it with the record's
+    game and add its winner to ``wins``."""
+    mine = settle(rules, t)
+    seen["shutout"] += mine["shutout"]
+    seen["box bonus overturns the target"] += mine["winner"] != t.reached
+    wins[mine["winner"]] += 1
+    return _compare_game(mine, game, where)
 
 
 def _forfeited(rules: Rules, record: dict[str, Any], seen: Counter[str]) -> list[str]:
@@ -887,10 +900,6 @@ def _referee_hollywood(rules: Rules, record: dict[str, Any], seen: Counter[str])
         t = tallies[game["index"]]
         if not t.over(rules.target):
             diffs.append(f"{where}: recorded as closed below the target")
-        mine = settle(rules, t)
-        seen["shutout"] += mine["shutout"]
-        seen["box bonus overturns the target"] += mine["winner"] != t.reached
-        diffs += _compare_game(mine, game, where)
-        wins[mine["winner"]] += 1
+        diffs += _close_game(rules, t, game, where, seen, wins)
     diffs += _match_end(record, wins, n // 2 + 1, rules)
     return diffs
