@@ -62,6 +62,16 @@ class Settings(msgspec.Struct, frozen=True, kw_only=True):
     visibility_timeout: int = 3600
     #: Attempts before a match that keeps crashing its worker is marked failed.
     max_attempts: int = 5
+    #: The sweeper's safety net (Celery beat, or the local executor's sweeper thread): every
+    #: ``sweep_interval_seconds`` it puts matches whose lease expired back to pending and
+    #: resubmits them, resubmits pending matches older than ``pending_grace_seconds`` (their
+    #: submission may have been lost), and advances every running tournament.
+    sweep_interval_seconds: float = 60.0
+    pending_grace_seconds: int = 600
+    #: Local executor: how often it also picks up pending matches created by another process
+    #: (``gin-arena tournament start`` in another shell, an API without an executor of its
+    #: own); 0 leaves them to the sweep's pending grace.
+    pickup_interval_seconds: float = 1.0
     #: Rate limits (flask-limiter syntax) and their storage (``memory://`` or a Redis URL).
     rate_limit: str = "600 per minute"
     rate_limit_storage: str = "memory://"
@@ -98,6 +108,12 @@ class Settings(msgspec.Struct, frozen=True, kw_only=True):
         for name in ("worker_processes", "worker_threads", "lease_seconds", "max_attempts"):
             if getattr(self, name) < 1:
                 raise SettingsError(f"ARENA_{name.upper()} must be at least 1")
+        if not (math.isfinite(self.sweep_interval_seconds) and self.sweep_interval_seconds > 0):
+            raise SettingsError("ARENA_SWEEP_INTERVAL_SECONDS must be a number above 0")
+        if self.pending_grace_seconds < 0:
+            raise SettingsError("ARENA_PENDING_GRACE_SECONDS must be 0 or more")
+        if not (math.isfinite(self.pickup_interval_seconds) and self.pickup_interval_seconds >= 0):
+            raise SettingsError("ARENA_PICKUP_INTERVAL_SECONDS must be 0 (off) or more")
 
     @property
     def executor_kind(self) -> str:

@@ -4,9 +4,9 @@ Two scratch PostgreSQL databases hold the same arena, one with 200 finished matc
 with 2,000: the first is built, copied as the template of the second (so both share the same
 bots, tournament, full-length matches and ids), and the copy grows by 1,800 more matches. Every
 match is real: scheduled, claimed, played by in-process :class:`HeuristicPlayer` bots through
-:func:`arena.jobs.run_match_job` and recorded by the service layer (result, games, hands with
-their logs, statistics, Elo); one tournament (a 16-bot double elimination) is played through the
-tournament service, and the whole-history rating fit is refreshed at the end, as a closed round
+:func:`arena.playing.jobs.run_match_job` and recorded by the service layer (result, games, hands
+with their logs, statistics, Elo); one tournament (a 16-bot double elimination) is played through
+the tournament service, and the whole-history rating fit is refreshed at the end, as a closed round
 does. Most matches are short (one game to 100); a few dozen are standard (best of five games to
 250) for the replay endpoint.
 
@@ -70,16 +70,17 @@ from bench_executors import Processes, free_port, gin_arena, wait_for
 from sqlalchemy import create_engine, func, select, text
 
 from arena.db.migrate import upgrade
-from arena.db.models import GameRow, HandRow, Match, MatchStatus, RatingHistory, Tournament
+from arena.db.models import GameRow, HandRow, MatchRow, RatingHistoryRow, TournamentRow
 from arena.db.session import Database
-from arena.jobs import JobStatus, run_match_job
-from arena.players import HeuristicPlayer, Player
+from arena.playing.jobs import JobStatus, run_match_job
+from arena.playing.players import HeuristicPlayer, Player
 from arena.rules.ruleset import RuleSet
 from arena.services.bots import register_bot
 from arena.services.matches import Claim, schedule_match
 from arena.services.ratings import refit_ratings
 from arena.services.tournaments import advance_for_match, create_tournament, start_tournament
 from arena.settings import Settings, load_settings
+from arena.states import MatchStatus
 
 ROOT = Path(__file__).resolve().parent.parent
 RESULTS = ROOT / "benchmarks" / "results" / "api.json"
@@ -223,7 +224,7 @@ def play_tournament(db: Database, url: str, bots: Sequence[int], fmt: str) -> in
         )  # fmt: skip
         assert outcome.status is JobStatus.RECORDED, outcome
     with db.session() as s:
-        status = s.get_one(Tournament, tid).status.value
+        status = s.get_one(TournamentRow, tid).status.value
     assert status == "finished", f"tournament {tid} is {status}"
     return tid
 
@@ -256,7 +257,7 @@ def build_small(url: str, sizes: Sizes) -> tuple[Arena, float]:
         tid = play_tournament(db, url, bots[: sizes.tournament_bots], sizes.tournament_format)
         full = schedule_random(db, bots, RuleSet(), sizes.full_length, rng)
         with db.session() as s:
-            done = s.scalar(select(func.count()).select_from(Match))
+            done = s.scalar(select(func.count()).select_from(MatchRow))
         rest = schedule_random(db, bots, SHORT, sizes.small - (done or 0), rng)
         play_all(url, full + rest, 2)
         finish(db)
@@ -271,7 +272,7 @@ def grow(url: str, sizes: Sizes) -> float:
     db = Database(url)
     try:
         with db.session() as s:
-            done = s.scalar(select(func.count()).select_from(Match)) or 0
+            done = s.scalar(select(func.count()).select_from(MatchRow)) or 0
             bots = [b for (b,) in s.execute(text("SELECT id FROM bots ORDER BY id"))]
         rng = random.Random(SEED + 1)
         ids = schedule_random(db, bots, SHORT, sizes.large - done, rng)
@@ -299,15 +300,15 @@ def census(url: str) -> dict[str, Any]:
                 return int(s.scalar(select(func.count()).select_from(model)) or 0)
 
             statuses = dict(
-                s.execute(select(Match.status, func.count()).group_by(Match.status)).all()
+                s.execute(select(MatchRow.status, func.count()).group_by(MatchRow.status)).all()
             )
             size = s.scalar(text("SELECT pg_database_size(current_database())"))
         return {
-            "matches": count(Match),
+            "matches": count(MatchRow),
             "finished": int(statuses.get(MatchStatus.FINISHED, 0)),
             "games": count(GameRow),
             "hands": count(HandRow),
-            "rating_history": count(RatingHistory),
+            "rating_history": count(RatingHistoryRow),
             "database_mb": round((size or 0) / 2**20, 1),
         }
     finally:

@@ -45,7 +45,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from arena.players import Fault, MatchContext, Turn
+from arena.playing.players import Fault, MatchContext, Turn
 from arena.protocol.http_player import HttpPlayer
 from arena.rules.hand import new_deal
 from arena.rules.observation import observe

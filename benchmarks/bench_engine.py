@@ -50,8 +50,8 @@ from pathlib import Path
 from typing import Any
 
 from arena.cards import CARDS, SUITS
-from arena.match import play_match
-from arena.players import HeuristicPlayer
+from arena.playing.match import play_match
+from arena.playing.players import HeuristicPlayer
 from arena.rules import RuleSet, apply, deadwood, legal_actions, new_deal
 from arena.rules.melds import deadwood_mask
 

@@ -43,25 +43,27 @@ import redis
 from sqlalchemy import create_engine, event, func, select, text
 
 from arena.db.migrate import upgrade
-from arena.db.models import GameRow, HandRow, Match, MatchResult, MatchStatus, RatingHistory
+from arena.db.models import GameRow, HandRow, MatchResultRow, MatchRow, RatingHistoryRow
 from arena.db.session import Database
-from arena.executors import CeleryExecutor, LocalExecutor
-from arena.match import MatchRunner
+from arena.playing.executors import CeleryExecutor, LocalExecutor
+from arena.playing.match import MatchRunner
+from arena.playing.records import MatchRecord
 from arena.protocol.http_player import HttpPlayer
-from arena.records import MatchRecord
 from arena.rules.ruleset import RuleSet
 from arena.services.bots import register_bot
-from arena.services.matches import claim_match, record_match_result, schedule_match
+from arena.services.matches import claim_match, schedule_match
+from arena.services.recording import record_match_result
 from arena.settings import Settings, load_settings
+from arena.states import MatchStatus
 
 ROOT = Path(__file__).resolve().parent.parent
 RESULTS = ROOT / "benchmarks" / "results" / "executors.json"
 BOT_KINDS = ("greedy", "strong")
 INSERT_TABLES = {
-    "match_results": MatchResult,
+    "match_results": MatchResultRow,
     "games": GameRow,
     "hands": HandRow,
-    "rating_history": RatingHistory,
+    "rating_history": RatingHistoryRow,
 }
 
 
@@ -195,8 +197,8 @@ def wait_finished(db: Database, ids: list[int], timeout: float) -> None:
         with db.session() as s:
             left = s.scalar(
                 select(func.count())
-                .select_from(Match)
-                .where(Match.id.in_(ids), Match.status != MatchStatus.FINISHED)
+                .select_from(MatchRow)
+                .where(MatchRow.id.in_(ids), MatchRow.status != MatchStatus.FINISHED)
             )
         return left == 0
 
@@ -213,9 +215,11 @@ def run_batch(
     wall = time.perf_counter() - started
     with db.session() as s:
         first, last = s.execute(
-            select(func.min(Match.started_at), func.max(Match.finished_at)).where(Match.id.in_(ids))
+            select(func.min(MatchRow.started_at), func.max(MatchRow.finished_at)).where(
+                MatchRow.id.in_(ids)
+            )
         ).one()
-        attempts = s.scalar(select(func.max(Match.attempt)).where(Match.id.in_(ids)))
+        attempts = s.scalar(select(func.max(MatchRow.attempt)).where(MatchRow.id.in_(ids)))
     span = (last - first).total_seconds()
     return {
         "matches": len(ids),

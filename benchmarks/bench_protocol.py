@@ -38,8 +38,8 @@ import msgspec
 from arena.bots.house import house_bot
 from arena.bots.sdk import BotServer
 from arena.bots.strategies import greedy
-from arena.match import play_match
-from arena.players import HeuristicPlayer, Turn
+from arena.playing.match import play_match
+from arena.playing.players import HeuristicPlayer, Turn
 from arena.protocol.http_player import HttpPlayer
 from arena.protocol.wire import ActRequest, WireAction, act_request
 from arena.rules.hand import new_deal, play

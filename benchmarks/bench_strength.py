@@ -25,8 +25,8 @@ from typing import Any
 import msgspec
 
 from arena.bots.strategies import STRATEGIES
-from arena.match import play_match
-from arena.players import Fault, MatchContext, Turn
+from arena.playing.match import play_match
+from arena.playing.players import Fault, MatchContext, Turn
 from arena.protocol.wire import ActRequest, HistoryCache, act_request, decode_action
 from arena.rules.actions import Action
 from arena.rules.ruleset import RuleSet

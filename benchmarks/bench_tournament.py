@@ -55,14 +55,15 @@ from sqlalchemy import func, select
 
 from arena.bots.house import HOUSE_KINDS
 from arena.db.migrate import upgrade
-from arena.db.models import Bot, HandRow, Match, MatchStatus, Tournament, TournamentStatus
+from arena.db.models import BotRow, HandRow, MatchRow, TournamentRow
 from arena.db.session import Database
-from arena.executors import CeleryExecutor, LocalExecutor
+from arena.playing.executors import CeleryExecutor, LocalExecutor
 from arena.rules.ruleset import RuleSet
 from arena.services.bots import register_bot
 from arena.services.matches import schedule_match
 from arena.services.tournaments import create_tournament, load_plan, start_tournament
 from arena.settings import Settings, load_settings
+from arena.states import MatchStatus, TournamentStatus
 
 ROOT = Path(__file__).resolve().parent.parent
 RESULTS = ROOT / "benchmarks" / "results" / "tournament.json"
@@ -117,7 +118,7 @@ def warm_up(db: Database, submit: Any, bots: Sequence[int], rules: RuleSet) -> N
 
     def done() -> bool:
         with db.session() as s:
-            return s.get_one(Match, match_id).status is MatchStatus.FINISHED
+            return s.get_one(MatchRow, match_id).status is MatchStatus.FINISHED
 
     wait_for(done, 300, "the warm-up match")
 
@@ -139,7 +140,7 @@ def play_tournament(
 
     def finished() -> bool:
         with db.session() as s:
-            return s.get_one(Tournament, tid).status is TournamentStatus.FINISHED
+            return s.get_one(TournamentRow, tid).status is TournamentStatus.FINISHED
 
     wait_for(finished, 3600, f"tournament {name} to finish")
     return tid, time.perf_counter() - started
@@ -188,12 +189,12 @@ def read_timings(directory: Path) -> dict[str, dict[int, float]]:
 
 def summarise(db: Database, tid: int, wall: float, timings: Path) -> dict[str, Any]:
     with db.session() as s:
-        rows = list(s.scalars(select(Match).where(Match.tournament_id == tid)))
+        rows = list(s.scalars(select(MatchRow).where(MatchRow.tournament_id == tid)))
         deals = s.scalar(
             select(func.count())
             .select_from(HandRow)
-            .join(Match, Match.id == HandRow.match_id)
-            .where(Match.tournament_id == tid)
+            .join(MatchRow, MatchRow.id == HandRow.match_id)
+            .where(MatchRow.tournament_id == tid)
         )
     assert {m.status for m in rows} == {MatchStatus.FINISHED}, "every match finished"
     assert max(m.attempt for m in rows) == 1
@@ -207,7 +208,7 @@ def summarise(db: Database, tid: int, wall: float, timings: Path) -> dict[str, A
     _, plan = load_plan(db, tid)
     assert plan.finished
     with db.session() as s:
-        champion = s.get_one(Bot, int(plan.champion)).name if plan.champion else None
+        champion = s.get_one(BotRow, int(plan.champion)).name if plan.champion else None
 
     def stats(values: list[float]) -> dict[str, float]:
         return {

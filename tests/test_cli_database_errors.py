@@ -8,9 +8,10 @@ from pathlib import Path
 
 import pytest
 
-from arena.cli import _shown_url, main
+from arena.cli import main
 from arena.db.migrate import head_revision, upgrade
 from arena.db.session import Database
+from arena.db.urls import shown_url
 
 #: Nothing listens on port 1 of the loopback: the connection is refused at once.
 UNREACHABLE_PG = "postgresql+psycopg://arena:s3cret@127.0.0.1:1/arena"
@@ -95,4 +96,4 @@ def test_an_unreachable_database_is_one_line_without_the_password(
 
 
 def test_database_urls_are_printed_without_the_password() -> None:
-    assert _shown_url(UNREACHABLE_PG) == "postgresql+psycopg://arena:***@127.0.0.1:1/arena"
+    assert shown_url(UNREACHABLE_PG) == "postgresql+psycopg://arena:***@127.0.0.1:1/arena"

@@ -24,11 +24,12 @@ from sqlalchemy import select
 from arena.bots.house import house_bot
 from arena.bots.sdk import BotServer
 from arena.db.migrate import upgrade
-from arena.db.models import Match, MatchStatus, Tournament, TournamentStatus
+from arena.db.models import MatchRow, TournamentRow
 from arena.db.session import Database
-from arena.progress import watch_tournament
+from arena.reading.progress import watch_tournament
 from arena.services.bots import register_bot
 from arena.services.tournaments import create_tournament
+from arena.states import MatchStatus, TournamentStatus
 
 GIN_ARENA = Path(sys.executable).with_name("gin-arena")
 START_TIMEOUT_S = 120.0
@@ -168,7 +169,7 @@ def _wait_for_matches(
     deadline = time.monotonic() + START_TIMEOUT_S
     while True:
         with db.session() as session:
-            statuses = set(session.scalars(select(Match.status)))
+            statuses = set(session.scalars(select(MatchRow.status)))
         if until(statuses):
             return
         assert proc.poll() is None and time.monotonic() < deadline, statuses
@@ -209,7 +210,7 @@ def test_demo_ctrl_c_during_the_tournament_is_one_line(tmp_path: Path) -> None:
         _wait_for_matches(db, proc, lambda s: {MatchStatus.FINISHED, MatchStatus.RUNNING} <= s)
         code, err = _ctrl_c(proc)
         with db.session() as session:
-            tournament = session.get_one(Tournament, 1)
+            tournament = session.get_one(TournamentRow, 1)
             assert tournament.status is TournamentStatus.CANCELLED  # a demo cut short ends
     finally:
         db.dispose()
@@ -328,7 +329,7 @@ def test_the_gauntlet_challenger_is_a_bot_name_or_id(tmp_path: Path, challenger:
     db = Database(f"sqlite:///{tmp_path / 'arena.db'}")
     try:
         with db.session() as session:
-            assert session.get_one(Tournament, 1).options["challenger"] == "2"  # bob's id
+            assert session.get_one(TournamentRow, 1).options["challenger"] == "2"  # bob's id
     finally:
         db.dispose()
     one_line_error(

@@ -12,10 +12,11 @@ from pathlib import Path
 
 from sqlalchemy import select
 
-from arena.db.models import BotStats, Match, MatchStatus, TournamentStatus
+from arena.cli.demo import DEMO_BOTS
+from arena.db.models import BotStatsRow, MatchRow
 from arena.db.session import Database
-from arena.demo import DEMO_BOTS
 from arena.services.tournaments import load_plan
+from arena.states import MatchStatus, TournamentStatus
 
 #: A standings row: rank, bot, score, W-D-L, games, Elo, rating (95% CI).
 ROW = re.compile(
@@ -58,8 +59,8 @@ def test_the_demo_ends_with_a_correct_standings_table(tmp_path: Path) -> None:
     try:
         tournament, plan = load_plan(db, 1)
         with db.session() as s:
-            statuses = set(s.scalars(select(Match.status)))
-            played = {st.bot_id: st.matches for st in s.scalars(select(BotStats))}
+            statuses = set(s.scalars(select(MatchRow.status)))
+            played = {st.bot_id: st.matches for st in s.scalars(select(BotStatsRow))}
     finally:
         db.dispose()
     assert tournament.status is TournamentStatus.FINISHED and plan.finished

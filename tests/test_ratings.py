@@ -1,4 +1,4 @@
-"""Live Elo and the whole-history Bradley-Terry fit (arena/ratings.py), on real statistics.
+"""Live Elo and the whole-history Bradley-Terry fit (arena/measures/ratings.py), on real statistics.
 
 Synthetic players of known strength play games drawn from a seeded numpy generator; the fit
 must recover their order, land within a few standard errors of the truth, and its 95% intervals
@@ -17,7 +17,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from numpy.typing import ArrayLike, NDArray
 
-from arena.ratings import (
+from arena.measures.ratings import (
     INITIAL_RATING,
     FittedRating,
     RatingError,
@@ -368,7 +368,7 @@ def test_fit_rejects_bad_input_loudly(kwargs: dict[str, object], message: str) -
 
 def test_ratings_module_stays_pure() -> None:
     code = (
-        "import sys, arena.ratings; "
+        "import sys, arena.measures.ratings; "
         "bad = {'flask', 'sqlalchemy', 'celery', 'redis', 'requests', 'httpx', 'scipy', "
         "'arena.db', 'arena.api', 'arena.web'}; "
         "print(sorted(bad & set(sys.modules)))"

@@ -2,7 +2,7 @@
 
 Shared by ``tests/web`` and ``tests/browser`` (``tests/`` is on ``sys.path`` through its
 conftest). Matches are short (``RuleSet(target=50, best_of=1)``) and played in the test's
-thread with :func:`arena.jobs.run_match_job`, the function every executor runs. One bot
+thread with :func:`arena.playing.jobs.run_match_job`, the function every executor runs. One bot
 commits an illegal action once per match, so replays show a fault and its fallback.
 """
 
@@ -19,7 +19,7 @@ from arena.bots.house import start_house_bots
 from arena.bots.sdk import BotServer
 from arena.bots.strategies import STRATEGIES
 from arena.db.session import Database
-from arena.jobs import JobStatus, run_match_job
+from arena.playing.jobs import JobStatus, run_match_job
 from arena.protocol.wire import ActRequest, WireAction
 from arena.rules.ruleset import RuleSet
 from arena.services.bots import register_bot

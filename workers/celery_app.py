@@ -9,30 +9,37 @@ Reliability settings, and why:
   ``result_backend_transport_options``, the two places Celery's Redis transports read it): a
   task ends before the broker could hand it to a second worker while it still runs. Celery
   enforces no time limit in the ``threads`` pool, so the match job keeps its own clock and
-  stops a match past the soft limit (``arena.jobs``); the lease fences out any overlap.
+  stops a match past the soft limit (``arena.playing.jobs``); the lease fences out any overlap.
 * JSON only; tasks carry a match id, nothing else.
 
 Workers use the ``threads`` pool: a match waits on bots almost all the time, so one process
 plays many at once (``--concurrency``, default ``ARENA_WORKER_THREADS``).
 
-Started by ``gin-arena worker`` (or ``celery -A workers.celery_app worker``).
+Nothing is built at import: :func:`create_app` makes an app for given settings (what
+``gin-arena worker`` and :class:`~arena.playing.executors.CeleryExecutor` call), and
+:func:`celery_app` the one app of this process's ``ARENA_*`` environment, when first asked for;
+the module attribute ``app`` is that app, for Celery's own command line (``celery -A
+workers.celery_app worker``). Started by ``gin-arena worker``.
 """
 
 from __future__ import annotations
 
+from functools import cache
+
 from celery import Celery
 
 from arena.settings import Settings, load_settings
+from workers.tasks import register_tasks
 
-__all__ = ["app", "create_app"]
+__all__ = ["celery_app", "create_app"]  # and ``app`` (module __getattr__)
 
 
-def create_app(settings: Settings | None = None) -> Celery:
-    """A Celery app for these settings (the broker from ``ARENA_BROKER_URL``)."""
-    settings = settings or load_settings()
+def create_app(settings: Settings) -> Celery:
+    """A Celery app for these settings (the broker from ``ARENA_BROKER_URL``), with the tasks
+    of :mod:`workers.tasks` and the sweep on Celery beat every ``ARENA_SWEEP_INTERVAL_SECONDS``."""
     if not settings.broker_url:
         raise ValueError("Celery needs ARENA_BROKER_URL (e.g. redis://127.0.0.1:6379/0)")
-    celery = Celery("gin_arena", broker=settings.broker_url, include=["workers.tasks"])
+    celery = Celery("gin_arena", broker=settings.broker_url)
     transport = {
         "visibility_timeout": settings.visibility_timeout,
         # How often a worker looks for messages whose visibility timeout ran out (a killed
@@ -57,18 +64,25 @@ def create_app(settings: Settings | None = None) -> Celery:
         broker_connection_retry_on_startup=True,
         worker_hijack_root_logger=False,
         beat_schedule={
-            "sweep-stuck-matches": {"task": "workers.tasks.sweep", "schedule": 60.0},
+            "sweep-stuck-matches": {
+                "task": "workers.tasks.sweep",
+                "schedule": settings.sweep_interval_seconds,
+            },
         },
     )
     celery.conf.arena_settings = settings
+    register_tasks(celery)
     return celery
 
 
-def _default_app() -> Celery:
-    settings = load_settings()
-    if not settings.broker_url:  # importable without a broker (docs, tests); tasks need one
-        settings = settings.replace(broker_url="redis://127.0.0.1:6379/0")
-    return create_app(settings)
+@cache
+def celery_app() -> Celery:
+    """The app of this process's environment (``ARENA_*``), built on the first call."""
+    return create_app(load_settings())
 
 
-app = _default_app()
+def __getattr__(name: str) -> Celery:
+    """``app``: :func:`celery_app`, built when Celery's command line first looks it up."""
+    if name == "app":
+        return celery_app()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

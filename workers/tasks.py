@@ -1,8 +1,9 @@
 """Celery tasks: ids in, a call into the arena package, nothing else.
 
-``play_match`` is safe to run twice (at once or later): the claim and the guarded record in
+``run_match`` is safe to run twice (at once or later): the claim and the guarded record in
 :mod:`arena.services.matches` decide. Only infrastructure errors are retried (with backoff);
-a bot's faults are part of the match, never a reason to retry.
+a bot's faults are part of the match, never a reason to retry. The tasks belong to no app
+until :func:`register_tasks` adds them to one (:func:`workers.celery_app.create_app` does).
 """
 
 from __future__ import annotations
@@ -12,17 +13,20 @@ import socket
 from collections.abc import Iterable
 from functools import cache
 
-from celery import Task
-from sqlalchemy.exc import DBAPIError, OperationalError
+from celery import Celery, Task
 
+from arena.db.errors import TRANSIENT_ERRORS
 from arena.db.session import Database
-from arena.executors import after_record, sweep_tournaments
-from arena.jobs import JobStatus, run_match_job
-from arena.services.matches import sweep_stuck
+from arena.playing.jobs import JobStatus, run_match_job
+from arena.services.matches import Submit
+from arena.services.sweeper import sweep as sweep_once
+from arena.services.tournaments import advance_for_match
 from arena.settings import Settings
-from workers.celery_app import app
 
-__all__ = ["play_match", "sweep"]
+__all__ = ["RUN_MATCH", "SWEEP", "register_tasks", "run_match", "sweep"]
+
+RUN_MATCH = "workers.tasks.run_match"
+SWEEP = "workers.tasks.sweep"
 
 
 def _settings(task: Task) -> Settings:
@@ -36,21 +40,18 @@ def _db(url: str) -> Database:
     return Database(url)
 
 
-def _enqueue(match_ids: Iterable[int]) -> None:
-    for match_id in match_ids:
-        play_match.delay(int(match_id))
+def _submitter(app: Celery) -> Submit:
+    """Submits matches the way :class:`~arena.playing.executors.CeleryExecutor` does, through
+    the app running the task."""
+
+    def submit(match_ids: Iterable[int]) -> None:
+        for match_id in match_ids:
+            app.send_task(RUN_MATCH, args=[int(match_id)])
+
+    return submit
 
 
-@app.task(
-    bind=True,
-    name="workers.tasks.play_match",
-    autoretry_for=(OperationalError, DBAPIError, ConnectionError),
-    retry_backoff=True,
-    retry_backoff_max=300,
-    retry_jitter=True,
-    max_retries=10,
-)
-def play_match(self: Task, match_id: int) -> str:
+def run_match(self: Task, match_id: int) -> str:
     """Play and record one stored match.
 
     If another attempt holds a live lease on it (a redelivery while the first worker still
@@ -60,13 +61,14 @@ def play_match(self: Task, match_id: int) -> str:
     settings = _settings(self)
     db = _db(settings.database_url)
     worker = f"celery-{socket.gethostname()}-{os.getpid()}-{self.request.id}"
+    submit = _submitter(self.app)
     outcome = run_match_job(
         db,
         settings,
         int(match_id),
         worker,
-        after_record=lambda m: after_record(
-            db, m, _enqueue, min_matches=settings.provisional_matches
+        after_record=lambda m: advance_for_match(
+            db, m, submit, min_matches=settings.provisional_matches
         ),
     )
     if outcome.status is JobStatus.BUSY:
@@ -74,13 +76,23 @@ def play_match(self: Task, match_id: int) -> str:
     return outcome.status.value
 
 
-@app.task(bind=True, name="workers.tasks.sweep")
 def sweep(self: Task) -> list[int]:
-    """Put matches stuck in ``running`` back to ``pending`` and resubmit them, and advance
-    every running tournament (Celery beat)."""
+    """The sweep (:mod:`arena.services.sweeper`) on Celery beat: stuck and lost matches
+    resubmitted, every running tournament advanced."""
     settings = _settings(self)
-    db = _db(settings.database_url)
-    ids = sweep_stuck(db)
-    _enqueue(ids)
-    sweep_tournaments(db, _enqueue, min_matches=settings.provisional_matches)
-    return ids
+    return sweep_once(_db(settings.database_url), settings, _submitter(self.app))
+
+
+def register_tasks(app: Celery) -> None:
+    """Add ``run_match`` and ``sweep`` to ``app`` (to that app only)."""
+    app.task(
+        bind=True,
+        name=RUN_MATCH,
+        shared=False,
+        autoretry_for=TRANSIENT_ERRORS,
+        retry_backoff=True,
+        retry_backoff_max=300,
+        retry_jitter=True,
+        max_retries=10,
+    )(run_match)
+    app.task(bind=True, name=SWEEP, shared=False)(sweep)

@@ -3,23 +3,23 @@
 ``create_app(settings)`` opens the database, registers one blueprint per resource under
 ``/api/v1`` (operations at the root), the problem+json error handlers, rate limits, gzip, the
 OpenAPI description and its docs, and the web pages' blueprint when :mod:`arena.web` has one.
-Matches a view creates are submitted through ``enqueue``: by default nothing for the local
-executor (it picks up pending matches from the database) and a Celery submission for Celery.
+The services the views call hand the matches they schedule to ``executor`` after their commit:
+the one its caller passes (``gin-arena serve``: its local executor), else, with Celery, a
+:class:`~arena.playing.executors.CeleryExecutor` the app makes and closes, and under local
+settings :class:`~arena.playing.executors.LeftPending` (a local executor in another process
+picks the matches up).
 """
 
 from __future__ import annotations
 
 import logging
-import threading
-from collections.abc import Iterable
-from typing import Any
 
 from flask import Blueprint, Flask, Response, request
 from flask_compress import Compress
 from werkzeug.middleware.proxy_fix import ProxyFix
 
 from arena.api.auth import authenticate_request
-from arena.api.context import EXTENSION, ArenaContext, Enqueue, arena_context
+from arena.api.context import EXTENSION, ArenaContext, arena_context
 from arena.api.http import IdConverter
 from arena.api.limits import make_limiter
 from arena.api.metrics import make_registry
@@ -27,6 +27,7 @@ from arena.api.problems import PROBLEM_JSON, register_error_handlers
 from arena.api.spec import register_docs
 from arena.api.views import bots, challenges, matches, ops, ratings, tournaments
 from arena.db.session import Database
+from arena.playing.executors import CeleryExecutor, LeftPending, MatchExecutor
 from arena.protocol.urlguard import Resolver
 from arena.settings import Settings, load_settings
 
@@ -44,27 +45,6 @@ BLUEPRINTS: tuple[Blueprint, ...] = (
     ratings.bp,
     ops.bp,
 )
-
-
-def _no_enqueue(ids: Iterable[int]) -> None:
-    """The local executor polls the database for pending matches: nothing to send."""
-
-
-def _celery_enqueue(context: ArenaContext) -> Enqueue:
-    """Submit to Celery, through one executor made on first use (closed with the app)."""
-    lock = threading.Lock()
-    made: list[Any] = []
-
-    def enqueue(ids: Iterable[int]) -> None:
-        from arena.executors import CeleryExecutor  # noqa: PLC0415 - Celery only when used
-
-        with lock:
-            if not made:
-                made.append(CeleryExecutor(context.settings))
-                context.closers.append(made[0].close)
-        made[0].submit(ids)
-
-    return enqueue
 
 
 def _register_web(app: Flask) -> None:
@@ -104,7 +84,7 @@ def create_app(
     settings: Settings | None = None,
     *,
     db: Database | None = None,
-    enqueue: Enqueue | None = None,
+    executor: MatchExecutor | None = None,
     resolver: Resolver | None = None,
 ) -> Flask:
     """The API app (see the module docstring); :func:`close_app` releases what it opened."""
@@ -118,15 +98,18 @@ def create_app(
         COMPRESS_STREAMS=False,
     )
     app.url_map.converters["id"] = IdConverter
+    made = executor is None
+    if executor is None:
+        executor = CeleryExecutor(settings) if settings.executor_kind == "celery" else LeftPending()
     context = ArenaContext(
         settings=settings,
         db=db or Database(settings.database_url),
-        enqueue=enqueue or _no_enqueue,
+        executor=executor,
         owns_db=db is None,
         resolver=resolver,
     )
-    if enqueue is None and settings.executor_kind == "celery":
-        context.enqueue = _celery_enqueue(context)
+    if made:
+        context.closers.append(executor.close)
     context.metrics = make_registry(context.db)
     app.extensions[EXTENSION] = context
     register_error_handlers(app)
@@ -153,7 +136,7 @@ def create_app(
 
 
 def close_app(app: Flask) -> None:
-    """Dispose of the app's database pool (if it made it) and broker connections."""
+    """Dispose of the app's database pool and close its executor (each if it made it)."""
     context: ArenaContext = app.extensions[EXTENSION]
     context.close()
 

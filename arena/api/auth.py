@@ -1,10 +1,11 @@
 """Who is calling: bearer tokens resolved to a :class:`Principal`, and the checks views make.
 
 Two kinds of token exist. A bot's owner token (``gat_...``, issued at registration, stored as
-its SHA-256) makes the caller that bot's owner; the organiser token (``ARENA_ADMIN_TOKEN``)
-makes the caller the organiser. Both are compared in constant time. No ``Authorization``
-header means anonymous; a header that is malformed or names no token is a 401, never a silent
-downgrade to anonymous. A valid token that does not allow the action is a 403.
+its SHA-256) makes the caller that bot's owner; it is looked up by its hash
+(:func:`arena.reading.queries.bots.token_owner`), never by the token itself. The organiser
+token (``ARENA_ADMIN_TOKEN``) makes the caller the organiser; it is compared in constant time.
+No ``Authorization`` header means anonymous; a header that is malformed or names no token is a
+401, never a silent downgrade to anonymous. A valid token that does not allow the action is a 403.
 """
 
 from __future__ import annotations
@@ -14,16 +15,15 @@ from dataclasses import dataclass
 from enum import StrEnum
 
 from flask import g, request
-from sqlalchemy import select
 
 from arena.api.context import arena_context
 from arena.api.problems import forbidden, unauthorized
-from arena.db.models import Bot
+from arena.reading.queries.bots import token_owner
 from arena.services.bots import hash_token
 
 __all__ = [
+    "Access",
     "Principal",
-    "Role",
     "authenticate_request",
     "bearer_token",
     "current_principal",
@@ -33,7 +33,7 @@ __all__ = [
 ]
 
 
-class Role(StrEnum):
+class Access(StrEnum):
     ANONYMOUS = "anonymous"
     OWNER = "owner"
     ORGANISER = "organiser"
@@ -43,19 +43,19 @@ class Role(StrEnum):
 class Principal:
     """The caller: anonymous, the owner of one bot, or the organiser."""
 
-    role: Role
+    role: Access
     bot_id: int | None = None
 
     @property
     def is_organiser(self) -> bool:
-        return self.role is Role.ORGANISER
+        return self.role is Access.ORGANISER
 
     def owns(self, bot_id: int) -> bool:
         """Whether the caller holds the owner token of bot ``bot_id``."""
-        return self.role is Role.OWNER and self.bot_id == bot_id
+        return self.role is Access.OWNER and self.bot_id == bot_id
 
 
-ANONYMOUS = Principal(Role.ANONYMOUS)
+ANONYMOUS = Principal(Access.ANONYMOUS)
 
 
 def bearer_token() -> str | None:
@@ -74,14 +74,10 @@ def _resolve(token: str) -> Principal:
     context = arena_context()
     admin = context.settings.admin_token
     if admin and hmac.compare_digest(admin.encode(), token.encode()):
-        return Principal(Role.ORGANISER)
-    digest = hash_token(token)
-    with context.db.session() as session:
-        row = session.execute(
-            select(Bot.id, Bot.token_hash).where(Bot.token_hash == digest)
-        ).first()
-    if row is not None and hmac.compare_digest(row.token_hash, digest):
-        return Principal(Role.OWNER, int(row.id))
+        return Principal(Access.ORGANISER)
+    bot_id = token_owner(context.db, hash_token(token))
+    if bot_id is not None:
+        return Principal(Access.OWNER, bot_id)
     raise unauthorized("the bearer token is not valid (revoked by a rotation, or mistyped)")
 
 
@@ -106,7 +102,7 @@ def authenticate_request() -> None:
 def require_authenticated() -> Principal:
     """A caller with a valid token (401 otherwise)."""
     principal = current_principal()
-    if principal.role is Role.ANONYMOUS:
+    if principal.role is Access.ANONYMOUS:
         raise unauthorized("this needs a bearer token")
     return principal
 

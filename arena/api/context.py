@@ -1,4 +1,4 @@
-"""What a running app holds: its settings, its database and how it submits matches.
+"""What a running app holds: its settings, its database and the executor it hands matches to.
 
 :func:`create_app <arena.api.create_app>` builds one :class:`ArenaContext` and keeps it in
 ``app.extensions``; views reach it with :func:`arena_context`. Nothing is global: two apps in
@@ -9,13 +9,14 @@ from __future__ import annotations
 
 import threading
 from collections import OrderedDict
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from flask import current_app
 from prometheus_client import CollectorRegistry
 
 from arena.db.session import Database
+from arena.playing.executors import MatchExecutor
 from arena.protocol.urlguard import Resolver
 from arena.settings import Settings
 
@@ -24,14 +25,10 @@ __all__ = [
     "ArenaContext",
     "BytesCache",
     "CachedBody",
-    "Enqueue",
     "arena_context",
 ]
 
 EXTENSION = "gin_arena"
-
-#: Submits match ids to the executor, after the transaction that created them committed.
-Enqueue = Callable[[Iterable[int]], None]
 
 
 @dataclass(frozen=True, slots=True)
@@ -72,7 +69,8 @@ class ArenaContext:
 
     settings: Settings
     db: Database
-    enqueue: Enqueue
+    #: What services hand the matches they schedule to (``executor.submit``, after commit).
+    executor: MatchExecutor
     #: Whether the app made ``db`` (and so disposes of it in :meth:`close`).
     owns_db: bool = False
     #: Host resolution for bot URL checks (None: the system resolver).
@@ -85,13 +83,13 @@ class ArenaContext:
 
     def __getitem__(self, name: str) -> object:
         """Mapping-style access (``extensions["gin_arena"]["db"]``) for the web pages."""
-        if name not in ("db", "settings", "enqueue"):
+        if name not in ("db", "settings", "executor"):
             raise KeyError(name)
         value: object = getattr(self, name)
         return value
 
     def close(self) -> None:
-        """Release what the app opened (database pool, broker connections)."""
+        """Release what the app opened (database pool, an executor it made)."""
         for close in reversed(self.closers):
             close()
         self.closers.clear()

@@ -1,12 +1,13 @@
 """Prometheus metrics read from the database at scrape time.
 
-A custom collector runs a few aggregate queries per scrape, so every API process (threads,
+A custom collector runs a few aggregate queries per scrape
+(:func:`arena.reading.queries.operations.metric_counts`), so every API process (threads,
 gunicorn workers, several machines) reports the same numbers with no shared state:
 
 * ``gin_arena_matches{status}``: matches by status;
 * ``gin_arena_queue_depth``: matches waiting to be played (pending);
 * ``gin_arena_bot_call_latency_ms``: a histogram of every bot call, merged from the per-bot
-  histograms of :mod:`arena.stats` (coarse ``le`` buckets; the sum is estimated from bucket
+  histograms of :mod:`arena.measures.stats` (coarse ``le`` buckets; the sum is estimated from bucket
   midpoints);
 * ``gin_arena_bot_faults`` and ``gin_arena_bot_forfeits`` per bot, and
   ``gin_arena_bot_latency_p99_ms`` per bot;
@@ -16,7 +17,7 @@ gunicorn workers, several machines) reports the same numbers with no shared stat
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator
 from typing import Any
 
 from prometheus_client import CollectorRegistry
@@ -27,11 +28,11 @@ from prometheus_client.core import (
     Metric,
 )
 from prometheus_client.registry import Collector
-from sqlalchemy import func, select
 
-from arena.db.models import Bot, BotStats, Match, MatchStatus
 from arena.db.session import Database
-from arena.stats import BUCKETS, merge_histograms, percentile
+from arena.measures.stats import BUCKETS, merge_histograms, percentile
+from arena.reading.queries.operations import metric_counts
+from arena.states import MatchStatus
 
 __all__ = ["ArenaCollector", "make_registry"]
 
@@ -52,7 +53,8 @@ def _middle(index: int) -> float:
 
 
 def coarse_histogram(fine: list[int]) -> tuple[list[tuple[str, float]], float]:
-    """Cumulative ``(le, count)`` buckets and an estimated sum from :mod:`arena.stats` counts.
+    """Cumulative ``(le, count)`` buckets and an estimated sum from :mod:`arena.measures.stats`
+    counts.
 
     >>> coarse_histogram([0] * 112)[0][-1]
     ('+Inf', 0.0)
@@ -92,35 +94,25 @@ class ArenaCollector(Collector):
             yield up
 
     def _collect(self) -> Iterator[Metric]:
-        with self.db.session() as session:
-            by_status = dict(
-                session.execute(select(Match.status, func.count()).group_by(Match.status)).all()
-            )
-            bots = dict(
-                session.execute(select(Bot.status, func.count()).group_by(Bot.status)).all()
-            )
-            rows = session.execute(
-                select(Bot.name, BotStats.faults, BotStats.forfeits, BotStats.latency_histogram)
-                .join(BotStats, BotStats.bot_id == Bot.id)
-                .order_by(Bot.id)
-            ).all()
+        counts = metric_counts(self.db)
+        by_status, bots = counts["matches"], counts["bots"]
         up = GaugeMetricFamily("gin_arena_database_up", "Whether the database answered")
         up.add_metric([], 1.0)
         yield up
         matches = GaugeMetricFamily("gin_arena_matches", "Matches by status", labels=["status"])
         for status in MatchStatus:
-            matches.add_metric([status.value], float(by_status.get(status, 0)))
+            matches.add_metric([status.value], float(by_status.get(status.value, 0)))
         yield matches
         queue = GaugeMetricFamily("gin_arena_queue_depth", "Matches waiting to be played")
-        queue.add_metric([], float(by_status.get(MatchStatus.PENDING, 0)))
+        queue.add_metric([], float(by_status.get(MatchStatus.PENDING.value, 0)))
         yield queue
         bot_gauge = GaugeMetricFamily("gin_arena_bots", "Bots by status", labels=["status"])
         for bot_status, n in sorted(bots.items()):
-            bot_gauge.add_metric([bot_status.value], float(n))
+            bot_gauge.add_metric([bot_status], float(n))
         yield bot_gauge
-        yield from self._per_bot(rows)
+        yield from self._per_bot(counts["per_bot"])
 
-    def _per_bot(self, rows: Sequence[Any]) -> Iterator[Metric]:
+    def _per_bot(self, rows: list[dict[str, Any]]) -> Iterator[Metric]:
         faults = CounterMetricFamily("gin_arena_bot_faults", "Bot faults", labels=["bot"])
         forfeits = CounterMetricFamily(
             "gin_arena_bot_forfeits", "Matches forfeited", labels=["bot"]
@@ -129,13 +121,14 @@ class ArenaCollector(Collector):
             "gin_arena_bot_latency_p99_ms", "Bot call latency p99 (ms)", labels=["bot"]
         )
         merged: list[int] = []
-        for name, n_faults, n_forfeits, histogram in rows:
-            faults.add_metric([name], float(n_faults))
-            forfeits.add_metric([name], float(n_forfeits))
-            value = percentile(histogram or [], 0.99)
+        for row in rows:
+            name, histogram = row["name"], row["latency_histogram"]
+            faults.add_metric([name], float(row["faults"]))
+            forfeits.add_metric([name], float(row["forfeits"]))
+            value = percentile(histogram, 0.99)
             if value is not None:
                 p99.add_metric([name], value)
-            merged = merge_histograms(merged, histogram or [])
+            merged = merge_histograms(merged, histogram)
         buckets, total = coarse_histogram(merged)
         latency = HistogramMetricFamily(
             "gin_arena_bot_call_latency_ms", "Latency of every bot call (ms)"

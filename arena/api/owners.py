@@ -61,8 +61,9 @@ def may_read_contact(principal: Principal, bot_id: int) -> bool:
 
 
 def with_owner_view(detail: dict[str, Any], principal: Principal) -> dict[str, Any]:
-    """A bot's detail (:func:`arena.queries.bot_detail`) as ``principal`` may see it: with
-    ``owner_name`` always, and ``owner`` and ``url`` only for its owner and the organiser."""
+    """A bot's detail (:func:`arena.reading.queries.bots.bot_detail`) as ``principal`` may see
+    it: with ``owner_name`` always, and ``owner`` and ``url`` only for its owner and the
+    organiser."""
     contact = str(detail["owner"])
     shown = {**detail, "owner_name": owner_name(contact)}
     if not may_read_contact(principal, int(detail["id"])):

@@ -1,8 +1,10 @@
 """Errors as ``application/problem+json`` (RFC 9457): the one shape every failure takes.
 
 Views raise :class:`ProblemError` (or one of its helpers); the handlers registered by
-:func:`register_error_handlers` turn it, any werkzeug HTTP error (404, 405, 413 ...), a rate
-limit (429 with ``Retry-After``) and any unexpected exception into a problem document. An
+:func:`register_error_handlers` turn it, :class:`arena.errors.NotFoundError` from a query or a
+service (the one 404 of a resource that does not exist: ``bot 7 does not exist``), any werkzeug
+HTTP error (404, 405, 413 ...), a rate limit (429 with ``Retry-After``) and any unexpected
+exception into a problem document. An
 unexpected exception is logged with its traceback and answered with a generic 500 that names
 nothing internal.
 
@@ -25,6 +27,8 @@ from flask.typing import ResponseReturnValue
 from flask_limiter import RateLimitExceeded
 from werkzeug.exceptions import HTTPException, InternalServerError, NotFound
 
+from arena.errors import NotFoundError
+
 __all__ = [
     "PROBLEM_JSON",
     "FieldError",
@@ -32,7 +36,6 @@ __all__ = [
     "ProblemError",
     "conflict",
     "forbidden",
-    "not_found",
     "problem_response",
     "register_error_handlers",
     "unauthorized",
@@ -132,10 +135,6 @@ def forbidden(detail: str) -> ProblemError:
     return ProblemError(403, detail)
 
 
-def not_found(what: str) -> ProblemError:
-    return ProblemError(404, f"{what} does not exist")
-
-
 def conflict(detail: str, kind: str = "conflict") -> ProblemError:
     return ProblemError(409, detail, kind=kind)
 
@@ -171,6 +170,11 @@ def _from_http(exc: HTTPException) -> ResponseReturnValue:
     return problem_response(ProblemError(status, str(detail), headers=headers))
 
 
+def _not_found(exc: NotFoundError) -> Response:
+    """The one 404 of a resource that does not exist, named by its kind and key."""
+    return problem_response(ProblemError(404, f"{exc.resource} {exc.key} does not exist"))
+
+
 def _rate_limited(exc: RateLimitExceeded) -> Response:
     # Retry-After and the X-RateLimit-* headers are added by flask-limiter after the handler.
     return problem_response(
@@ -204,6 +208,7 @@ def register_error_handlers(
     if page is not None:
         app.extensions[PAGE_ERRORS] = page
     app.register_error_handler(ProblemError, problem_response)
+    app.register_error_handler(NotFoundError, _not_found)
     app.register_error_handler(RateLimitExceeded, _rate_limited)
     app.register_error_handler(HTTPException, _from_http)
     app.register_error_handler(Exception, _unexpected)

@@ -1,11 +1,12 @@
 """``gin-arena serve``: the API (and pages) under waitress, a production WSGI server.
 
 Waitress runs the app in threads of one process, which fits the embedded default: the
-:class:`~arena.executors.LocalExecutor` runs alongside in the same command (its worker
-processes play the matches), and the app submits new matches to it directly. With Celery the
-app submits to the broker and no executor runs here. For more API throughput run several
-``gin-arena serve`` processes (or gunicorn with ``arena.api:create_app()``) behind a proxy,
-with ``ARENA_RATE_LIMIT_STORAGE`` on Redis so they share rate-limit counters, and
+:class:`~arena.playing.executors.LocalExecutor` runs alongside in the same command (its worker
+processes play the matches), and the app is given it: the services hand it the matches they
+schedule. With Celery the app submits to the broker and no executor runs here. For more API
+throughput run several ``gin-arena serve`` processes (or gunicorn with
+``arena.api:create_app()``; under local settings its matches are picked up by a ``serve``) behind
+a proxy, with ``ARENA_RATE_LIMIT_STORAGE`` on Redis so they share rate-limit counters, and
 ``ARENA_TRUSTED_PROXIES`` set to the number of proxies so limits apply per client address.
 """
 
@@ -23,6 +24,7 @@ from waitress import wasyncore  # type: ignore[import-untyped, unused-ignore]
 from waitress.server import create_server  # type: ignore[import-untyped, unused-ignore]
 
 from arena.api.app import close_app, create_app
+from arena.playing.executors import LocalExecutor
 from arena.settings import Settings
 
 __all__ = ["ApiServer", "serve"]
@@ -45,15 +47,10 @@ class ApiServer:
         threads: int = THREADS,
         with_executor: bool = True,
     ) -> None:
-        self.executor: Any = None
+        self.executor: LocalExecutor | None = None
         if with_executor and settings.executor_kind == "local":
-            from arena.executors import LocalExecutor  # noqa: PLC0415 - spawns processes
-
             self.executor = LocalExecutor(settings)
-        enqueue: Callable[..., None] | None = (
-            None if self.executor is None else self.executor.submit
-        )
-        self.app = create_app(settings, enqueue=enqueue)
+        self.app = create_app(settings, executor=self.executor)
         self._server: Any = create_server(
             self.app,
             host=host,

@@ -31,7 +31,7 @@ from functools import cache
 
 import msgspec
 
-from arena.players import Fault, HeuristicPlayer, MatchContext, Turn
+from arena.playing.players import Fault, HeuristicPlayer, MatchContext, Turn
 from arena.protocol.http_player import HttpPlayer
 from arena.protocol.signing import Signer, new_message_id
 from arena.protocol.transport import TransportError

@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 import msgspec
 
 from arena.bots.check import CheckItem, synthetic_positions
-from arena.players import Turn
+from arena.playing.players import Turn
 from arena.protocol.signing import Signer
 from arena.protocol.transport import Transport, TransportError
 from arena.protocol.urlguard import (

@@ -33,22 +33,21 @@ from sqlalchemy.engine import Dialect
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column, relationship
 from sqlalchemy.types import TypeDecorator
 
+from arena.states import BotStatus, ForfeitKind, MatchStatus, TournamentStatus
+
 __all__ = [
     "Base",
-    "Bot",
-    "BotStats",
-    "BotStatus",
+    "BotRow",
+    "BotStatsRow",
     "GameRow",
     "HandRow",
-    "Match",
-    "MatchResult",
-    "MatchStatus",
-    "RatingFit",
-    "RatingFitState",
-    "RatingHistory",
-    "Tournament",
-    "TournamentEntry",
-    "TournamentStatus",
+    "MatchResultRow",
+    "MatchRow",
+    "RatingFitRow",
+    "RatingFitStateRow",
+    "RatingHistoryRow",
+    "TournamentEntryRow",
+    "TournamentRow",
     "utcnow",
 ]
 
@@ -84,33 +83,17 @@ class Base(DeclarativeBase):
     type_annotation_map: ClassVar[dict[Any, Any]] = {dict[str, Any]: JSON, list[Any]: JSON}
 
 
-class BotStatus(enum.StrEnum):
-    ACTIVE = "active"
-    INACTIVE = "inactive"
-
-
-class MatchStatus(enum.StrEnum):
-    PENDING = "pending"
-    RUNNING = "running"
-    FINISHED = "finished"
-    FAILED = "failed"
-    CANCELLED = "cancelled"
-
-
-class TournamentStatus(enum.StrEnum):
-    CREATED = "created"
-    RUNNING = "running"
-    FINISHED = "finished"
-    CANCELLED = "cancelled"
-
-
-def _enum(cls: type[enum.StrEnum], name: str) -> Enum:
+def _enum(cls: type[enum.StrEnum], name: str, length: int = 16) -> Enum:
     return Enum(
-        cls, name=name, native_enum=False, length=16, values_callable=lambda e: [m.value for m in e]
+        cls,
+        name=name,
+        native_enum=False,
+        length=length,
+        values_callable=lambda e: [m.value for m in e],
     )
 
 
-class Bot(Base):
+class BotRow(Base):
     """A registered bot: where it lives, who owns it, how it is authenticated, its live Elo."""
 
     __tablename__ = "bots"
@@ -135,10 +118,10 @@ class Bot(Base):
     created_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow)
     updated_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow, onupdate=utcnow)
 
-    stats: Mapped[BotStats | None] = relationship(back_populates="bot", uselist=False)
+    stats: Mapped[BotStatsRow | None] = relationship(back_populates="bot", uselist=False)
 
 
-class BotStats(Base):
+class BotStatsRow(Base):
     """Per-bot totals, updated in the transaction that records each match (once per match)."""
 
     __tablename__ = "bot_stats"
@@ -163,13 +146,13 @@ class BotStats(Base):
     faults: Mapped[int] = mapped_column(Integer, default=0)
     forfeits: Mapped[int] = mapped_column(Integer, default=0)
     calls: Mapped[int] = mapped_column(Integer, default=0)
-    #: Counts of call latencies in fixed log buckets (see arena.stats), for p50/p99.
+    #: Counts of call latencies in fixed log buckets (see arena.measures.stats), for p50/p99.
     latency_histogram: Mapped[list[Any]] = mapped_column(JSON, default=list)
 
-    bot: Mapped[Bot] = relationship(back_populates="stats")
+    bot: Mapped[BotRow] = relationship(back_populates="stats")
 
 
-class Tournament(Base):
+class TournamentRow(Base):
     """A tournament: its format and options, rule set, seed and where it stands."""
 
     __tablename__ = "tournaments"
@@ -190,12 +173,12 @@ class Tournament(Base):
     #: Cached plan summary (standings, bracket) written by advance_tournament.
     summary: Mapped[dict[str, Any]] = mapped_column(JSON, default=dict)
 
-    entries: Mapped[list[TournamentEntry]] = relationship(
-        back_populates="tournament", order_by="TournamentEntry.seed_rank"
+    entries: Mapped[list[TournamentEntryRow]] = relationship(
+        back_populates="tournament", order_by="TournamentEntryRow.seed_rank"
     )
 
 
-class TournamentEntry(Base):
+class TournamentEntryRow(Base):
     """A bot entered in a tournament, with its seed; ``withdrawn`` once it stops answering."""
 
     __tablename__ = "tournament_entries"
@@ -209,11 +192,11 @@ class TournamentEntry(Base):
     #: Order of withdrawal within the tournament (1 for the first bot to withdraw).
     withdrawn_order: Mapped[int | None] = mapped_column(Integer)
 
-    tournament: Mapped[Tournament] = relationship(back_populates="entries")
-    bot: Mapped[Bot] = relationship()
+    tournament: Mapped[TournamentRow] = relationship(back_populates="entries")
+    bot: Mapped[BotRow] = relationship()
 
 
-class Match(Base):
+class MatchRow(Base):
     """A match as a job: ``pending -> running -> finished | failed`` (or cancelled).
 
     ``attempt`` counts claims; a worker's claim carries it and every later write is guarded
@@ -246,6 +229,11 @@ class Match(Base):
     games_won_b: Mapped[int] = mapped_column(Integer, default=0)
     forfeit_seat: Mapped[str | None] = mapped_column(String(4))
     forfeit_reason: Mapped[str | None] = mapped_column(Text)
+    #: How the forfeit came about (None without one; also for a forfeit recorded before kinds
+    #: were stored whose reason names none of them).
+    forfeit_kind: Mapped[ForfeitKind | None] = mapped_column(
+        _enum(ForfeitKind, "forfeit_kind", length=32)
+    )
     attempt: Mapped[int] = mapped_column(Integer, default=0)
     lease_owner: Mapped[str | None] = mapped_column(String(128))
     lease_expires_at: Mapped[datetime | None] = mapped_column(UTCDateTime())
@@ -257,13 +245,13 @@ class Match(Base):
     duration_ms: Mapped[int | None] = mapped_column(Integer)
     bot_time_ms: Mapped[int | None] = mapped_column(Integer)
 
-    bot_a: Mapped[Bot] = relationship(foreign_keys=[bot_a_id])
-    bot_b: Mapped[Bot] = relationship(foreign_keys=[bot_b_id])
-    result: Mapped[MatchResult | None] = relationship(back_populates="match", uselist=False)
+    bot_a: Mapped[BotRow] = relationship(foreign_keys=[bot_a_id])
+    bot_b: Mapped[BotRow] = relationship(foreign_keys=[bot_b_id])
+    result: Mapped[MatchResultRow | None] = relationship(back_populates="match", uselist=False)
     games: Mapped[list[GameRow]] = relationship(back_populates="match", order_by="GameRow.index")
 
 
-class MatchResult(Base):
+class MatchResultRow(Base):
     """The one result of a match: the full record (faults, latencies, forfeit) and its digest."""
 
     __tablename__ = "match_results"
@@ -276,9 +264,12 @@ class MatchResult(Base):
     summary: Mapped[dict[str, Any]] = mapped_column(JSON)
     #: SHA-256 over the canonical JSON of every deal's log and result (tamper evidence).
     digest: Mapped[str] = mapped_column(String(64))
+    #: The record's schema version (:data:`arena.playing.stored.SCHEMA_VERSION` when it was
+    #: written; 1 for the rows written before the version was stored).
+    schema_version: Mapped[int] = mapped_column(Integer, server_default="1")
     recorded_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow)
 
-    match: Mapped[Match] = relationship(back_populates="result")
+    match: Mapped[MatchRow] = relationship(back_populates="result")
 
 
 class GameRow(Base):
@@ -299,7 +290,7 @@ class GameRow(Base):
     #: Whether the game was finished (False for the game a forfeit interrupted).
     complete: Mapped[bool] = mapped_column(Boolean, default=True)
 
-    match: Mapped[Match] = relationship(back_populates="games")
+    match: Mapped[MatchRow] = relationship(back_populates="games")
     hands: Mapped[list[HandRow]] = relationship(back_populates="game", order_by="HandRow.index")
 
 
@@ -327,7 +318,7 @@ class HandRow(Base):
     game: Mapped[GameRow] = relationship(back_populates="hands")
 
 
-class RatingHistory(Base):
+class RatingHistoryRow(Base):
     """A bot's live Elo before and after one rated match (once per bot and match)."""
 
     __tablename__ = "rating_history"
@@ -341,7 +332,7 @@ class RatingHistory(Base):
     recorded_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow)
 
 
-class RatingFit(Base):
+class RatingFitRow(Base):
     """A bot's whole-history rating (Bradley-Terry fit over all rated results) with its 95%
     interval; the table is rewritten by each refit."""
 
@@ -357,7 +348,7 @@ class RatingFit(Base):
     fitted_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow)
 
 
-class RatingFitState(Base):
+class RatingFitStateRow(Base):
     """The version of the stored fit (one row, ``id`` 1): how many rated results it covers.
 
     A refit replaces the fit only if it covers at least as many results (a conditional update

@@ -3,7 +3,7 @@
 It never raises over the bot's behaviour. At the start of a match it resolves and checks the
 URL (the SSRF guard), asks ``GET /`` for the protocol version and sends ``POST /start``; any
 failure there is a fault that forfeits the match. Each turn is one signed ``POST /act`` within
-the rule set's deadline; whatever goes wrong comes back as a :class:`~arena.players.Fault`.
+the rule set's deadline; whatever goes wrong comes back as a :class:`~arena.playing.players.Fault`.
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from typing import Any
 
 import msgspec
 
-from arena.players import Exchange, Fault, FaultKind, MatchContext, Turn
+from arena.playing.players import Exchange, Fault, FaultKind, MatchContext, Turn
 from arena.protocol.signing import Signer, new_message_id
 from arena.protocol.transport import MAX_BODY, HttpResult, Transport, TransportError
 from arena.protocol.urlguard import (

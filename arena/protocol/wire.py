@@ -14,7 +14,7 @@ from typing import Any, Literal, TypeVar
 import msgspec
 
 from arena.cards import Card, CardError, parse_card
-from arena.players import Turn
+from arena.playing.players import Turn
 from arena.rules.actions import (
     Action,
     ActionError,

@@ -1,10 +1,14 @@
 """Bots: registration (the token and secret are shown once), authentication, updates, and
 the signing secret's rotation window.
 
-:func:`enroll_bot` is what the API and the CLI (``gin-arena bot register``) call: the URL
-policy (``ARENA_ALLOW_LOOPBACK``), the registration check signed with the bot's secret (the
-owner's own, or one made now), then :func:`register_bot` stores it. :func:`list_registered_bots`
-is ``gin-arena bot list``.
+**One URL check for every caller.** :func:`enroll_bot` is what the API and the CLI
+(``gin-arena bot register``) call: the URL policy (``ARENA_ALLOW_LOOPBACK``), the registration
+check signed with the bot's secret (the owner's own, or one made now), then
+:func:`register_bot` stores it. A new URL (:func:`change_bot`) and a reactivation
+(:func:`activate_bot`) pass the same check first. :func:`register_bot`, :func:`update_bot` and
+:func:`set_status` store without a check (the demo's own house bots, tests).
+:func:`list_registered_bots` is ``gin-arena bot list``; a bot that does not exist is
+:class:`~arena.errors.NotFoundError` everywhere.
 
 **Secret rotation.** :func:`rotate_secret` makes a new secret current and keeps the old one
 valid beside it for ``ARENA_SECRET_ROTATION_HOURS`` (default 24): requests are signed with both
@@ -23,14 +27,18 @@ from typing import Protocol
 
 from sqlalchemy import select
 from sqlalchemy.exc import IntegrityError
+from sqlalchemy.orm import Session
 
+from arena.bots.check import CheckReport, check_bot
 from arena.bots.probe import ProbeReport, probe_bot
-from arena.db.models import Bot, BotStats, BotStatus, utcnow
+from arena.db.models import BotRow, BotStatsRow, utcnow
 from arena.db.session import Database
+from arena.errors import NotFoundError
 from arena.protocol.signing import SecretError, generate_secret, parse_secret
 from arena.protocol.urlguard import Resolver
 from arena.protocol.wire import PROTOCOL_VERSION
 from arena.settings import Settings
+from arena.states import BotStatus
 
 __all__ = [
     "BotListing",
@@ -39,9 +47,13 @@ __all__ = [
     "Enrolment",
     "RegisteredBot",
     "SecretRotation",
+    "activate_bot",
+    "change_bot",
+    "check_registered_bot",
     "check_secret",
     "end_secret_rotation",
     "enroll_bot",
+    "find_bot",
     "hash_token",
     "list_registered_bots",
     "probe_registered_bot",
@@ -132,9 +144,18 @@ def check_secret(secret: str) -> str:
     return secret
 
 
-def _name_taken(db: Database, name: str) -> bool:
+def _name_taken(db: Database, name: str, *, by_other_than: int | None = None) -> bool:
     with db.session() as session:
-        return session.scalar(select(Bot.id).where(Bot.name == name)) is not None
+        holder = session.scalar(select(BotRow.id).where(BotRow.name == name))
+    return holder is not None and holder != by_other_than
+
+
+def _bot(session: Session, bot_id: int) -> BotRow:
+    """The bot's row, or :class:`~arena.errors.NotFoundError`."""
+    bot = session.get(BotRow, bot_id)
+    if bot is None:
+        raise NotFoundError("bot", bot_id)
+    return bot
 
 
 def enroll_bot(
@@ -185,7 +206,7 @@ def probe_registered_bot(
     signed with its secret(s) as a match would be; raises :class:`BotRefusedError` if it
     fails."""
     with db.session() as session:
-        bot = session.get_one(Bot, bot_id)
+        bot = _bot(session, bot_id)
         target = url if url is not None else bot.url
         keys = signing_secrets(bot)
     report = probe_bot(
@@ -196,13 +217,65 @@ def probe_registered_bot(
     return report
 
 
+def change_bot(
+    db: Database,
+    settings: Settings,
+    bot_id: int,
+    *,
+    name: str | None = None,
+    url: str | None = None,
+    resolver: Resolver | None = None,
+) -> None:
+    """Rename a bot or move it to a new URL, the new URL checked first as at registration
+    (:func:`probe_registered_bot`). Raises :class:`~arena.errors.NotFoundError`, a bad name's
+    ``ValueError``, :class:`BotNameTakenError` (before any check is made) or
+    :class:`BotRefusedError`; nothing is changed then."""
+    if name is not None:
+        _check_name(name)
+        if _name_taken(db, name, by_other_than=bot_id):
+            raise BotNameTakenError(f"a bot named {name!r} already exists")
+    if url is not None:
+        probe_registered_bot(db, settings, bot_id, url=url, resolver=resolver)
+    update_bot(db, bot_id, name=name, url=url)
+
+
+def activate_bot(
+    db: Database, settings: Settings, bot_id: int, *, resolver: Resolver | None = None
+) -> ProbeReport:
+    """Make a bot active again once it passes the registration check at its URL (else
+    :class:`BotRefusedError`, and it stays as it was)."""
+    report = probe_registered_bot(db, settings, bot_id, resolver=resolver)
+    set_status(db, bot_id, BotStatus.ACTIVE)
+    return report
+
+
+def check_registered_bot(
+    db: Database, settings: Settings, bot_id: int, *, repeats: int = 10
+) -> CheckReport:
+    """The full conformance check (:func:`arena.bots.check.check_bot`) of a stored bot at its
+    URL, signed with its secret, and with the previous one too while a rotation window is
+    open."""
+    with db.session() as session:
+        bot = _bot(session, bot_id)
+        url, keys = bot.url, signing_secrets(bot)
+    return check_bot(url, secret=keys, allow_loopback=settings.allow_loopback, repeats=repeats)
+
+
+def find_bot(db: Database, bot_id: int) -> BotListing:
+    """One registered bot with its owner contact and URL (:class:`~arena.errors.NotFoundError`
+    if there is none)."""
+    with db.session() as session:
+        return _listing(_bot(session, bot_id))
+
+
 def list_registered_bots(db: Database) -> list[BotListing]:
     """Every registered bot, by id, with its owner contact and URL (for the organiser)."""
     with db.session() as session:
-        return [
-            BotListing(b.id, b.name, b.owner, b.url, b.status, b.elo, b.created_at)
-            for b in session.scalars(select(Bot).order_by(Bot.id))
-        ]
+        return [_listing(b) for b in session.scalars(select(BotRow).order_by(BotRow.id))]
+
+
+def _listing(bot: BotRow) -> BotListing:
+    return BotListing(bot.id, bot.name, bot.owner, bot.url, bot.status, bot.elo, bot.created_at)
 
 
 def register_bot(
@@ -223,7 +296,7 @@ def register_bot(
     secret = generate_secret() if secret is None else check_secret(secret)
     try:
         with db.session() as session:
-            bot = Bot(
+            bot = BotRow(
                 name=name,
                 owner=owner,
                 url=url,
@@ -234,7 +307,7 @@ def register_bot(
             )
             session.add(bot)
             session.flush()
-            session.add(BotStats(bot_id=bot.id, latency_histogram=[]))
+            session.add(BotStatsRow(bot_id=bot.id, latency_histogram=[]))
             bot_id = bot.id
     except IntegrityError:
         raise BotNameTakenError(f"a bot named {name!r} already exists") from None
@@ -244,12 +317,13 @@ def register_bot(
 def update_bot(
     db: Database, bot_id: int, *, name: str | None = None, url: str | None = None
 ) -> None:
-    """Change a bot's name or URL (the caller has checked the new URL)."""
+    """Change a bot's name or URL as given, with no check of the URL (:func:`change_bot`
+    checks it first)."""
     if name is not None:
         _check_name(name)
     try:
         with db.session() as session:
-            bot = session.get_one(Bot, bot_id)
+            bot = _bot(session, bot_id)
             if name is not None:
                 bot.name = name
             if url is not None:
@@ -263,7 +337,7 @@ def rotate_token(db: Database, bot_id: int) -> str:
     """A new owner token (the old one stops working at once)."""
     token = "gat_" + secrets.token_urlsafe(32)
     with db.session() as session:
-        bot = session.get_one(Bot, bot_id)
+        bot = _bot(session, bot_id)
         bot.token_hash = hash_token(token)
         bot.updated_at = utcnow()
     return token
@@ -301,7 +375,7 @@ def rotate_secret(
     now = now or utcnow()
     until = now + timedelta(hours=window_hours) if window_hours > 0 else None
     with db.session() as session:
-        bot = session.get_one(Bot, bot_id)
+        bot = _bot(session, bot_id)
         bot.previous_secret = bot.secret if until is not None else None
         bot.previous_secret_expires_at = until
         bot.secret = secret
@@ -312,7 +386,7 @@ def rotate_secret(
 def end_secret_rotation(db: Database, bot_id: int) -> None:
     """End the rotation window now: only the current secret signs from the next request on."""
     with db.session() as session:
-        bot = session.get_one(Bot, bot_id)
+        bot = _bot(session, bot_id)
         bot.previous_secret = None
         bot.previous_secret_expires_at = None
         bot.updated_at = utcnow()
@@ -321,6 +395,6 @@ def end_secret_rotation(db: Database, bot_id: int) -> None:
 def set_status(db: Database, bot_id: int, status: BotStatus) -> None:
     """Activate or deactivate a bot."""
     with db.session() as session:
-        bot = session.get_one(Bot, bot_id)
+        bot = _bot(session, bot_id)
         bot.status = status
         bot.updated_at = utcnow()

@@ -21,9 +21,10 @@ from sqlalchemy import delete, select, update
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.orm import Session
 
-from arena.db.models import Match, MatchStatus, RatingFit, RatingFitState, utcnow
+from arena.db.models import MatchRow, RatingFitRow, RatingFitStateRow, utcnow
 from arena.db.session import Database
-from arena.ratings import fit_ratings
+from arena.measures.ratings import fit_ratings
+from arena.states import MatchStatus
 
 __all__ = ["refit_ratings"]
 
@@ -38,10 +39,10 @@ def refit_ratings(db: Database, *, min_matches: int) -> int:
     """
     with db.session() as session:
         rows = session.execute(
-            select(Match.bot_a_id, Match.bot_b_id, Match.winner).where(
-                Match.status == MatchStatus.FINISHED,
-                Match.rated.is_(True),
-                Match.winner.is_not(None),
+            select(MatchRow.bot_a_id, MatchRow.bot_b_id, MatchRow.winner).where(
+                MatchRow.status == MatchStatus.FINISHED,
+                MatchRow.rated.is_(True),
+                MatchRow.winner.is_not(None),
             )
         ).all()
     results = [(a, b, 1.0 if winner == "a" else 0.0) for a, b, winner in rows]
@@ -50,9 +51,9 @@ def refit_ratings(db: Database, *, min_matches: int) -> int:
     with db.session() as session:
         if not _take_version(session, len(results), now):
             return 0
-        session.execute(delete(RatingFit))
+        session.execute(delete(RatingFitRow))
         session.add_all(
-            RatingFit(
+            RatingFitRow(
                 bot_id=int(bot_id),
                 rating=fit.rating,
                 ci_low=fit.ci_low,
@@ -75,19 +76,19 @@ def _take_version(session: Session, results: int, now: datetime) -> bool:
     nothing, and then the update is tried again against the row the other one committed.
     """
     move = (
-        update(RatingFitState)
-        .where(RatingFitState.id == _STATE_ID, RatingFitState.results <= results)
+        update(RatingFitStateRow)
+        .where(RatingFitStateRow.id == _STATE_ID, RatingFitStateRow.results <= results)
         .values(results=results, fitted_at=now)
-        .returning(RatingFitState.id)
+        .returning(RatingFitStateRow.id)
     )
     if session.execute(move).first() is not None:
         return True
     dialect = postgresql if session.get_bind().dialect.name == "postgresql" else sqlite
     inserted = session.execute(
-        dialect.insert(RatingFitState)
+        dialect.insert(RatingFitStateRow)
         .values(id=_STATE_ID, results=results, fitted_at=now)
         .on_conflict_do_nothing(index_elements=["id"])
-        .returning(RatingFitState.id)
+        .returning(RatingFitStateRow.id)
     )
     if inserted.first() is not None:
         return True

@@ -15,28 +15,20 @@ match be lost (its worker killed between the two), the sweeper's
 from __future__ import annotations
 
 import random
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from sqlalchemy import func, select, update
 from sqlalchemy.orm import Session
 
-from arena.db.models import (
-    Bot,
-    BotStatus,
-    GameRow,
-    Match,
-    MatchStatus,
-    Tournament,
-    TournamentEntry,
-    TournamentStatus,
-    utcnow,
-)
+from arena.db.models import BotRow, GameRow, MatchRow, TournamentEntryRow, TournamentRow, utcnow
 from arena.db.session import Database
+from arena.errors import NotFoundError
 from arena.rules.ruleset import RuleSet
-from arena.services.matches import schedule_match
+from arena.services.matches import Submit, schedule_match
 from arena.services.ratings import refit_ratings
+from arena.states import BotStatus, MatchStatus, TournamentStatus
 from arena.tournaments import Format, MatchResult, Plan, make_format
 from arena.tournaments.model import SETTLED
 
@@ -52,12 +44,8 @@ __all__ = [
     "start_tournament",
 ]
 
-Enqueue = Callable[[Iterable[int]], None]
-
-#: The forfeit reason of a bot that could not be reached at the start (see arena.match).
+#: The forfeit reason of a bot that could not be reached at the start (see arena.playing.match).
 UNREACHABLE = "unreachable at the start"
-#: Forfeit reasons (prefixes) that withdraw the bot: it could not be started at all.
-NOT_STARTED = (UNREACHABLE, "refused the arena's signature at the start")
 
 
 class TournamentStateError(ValueError):
@@ -103,10 +91,10 @@ def create_tournament(
     if seed is None:
         seed = random.SystemRandom().randrange(1 << 62)
     with db.session() as session:
-        query = select(Bot).where(Bot.status == BotStatus.ACTIVE)
+        query = select(BotRow).where(BotRow.status == BotStatus.ACTIVE)
         if bot_ids is not None:
             wanted = list(dict.fromkeys(int(b) for b in bot_ids))
-            query = select(Bot).where(Bot.id.in_(wanted))
+            query = select(BotRow).where(BotRow.id.in_(wanted))
             found = {b.id: b for b in session.scalars(query)}
             missing = [b for b in wanted if b not in found]
             if missing:
@@ -122,7 +110,7 @@ def create_tournament(
         bots.sort(key=lambda b: (-b.elo, b.id))
         # Validate the plan now (e.g. a gauntlet's challenger must be a participant).
         fmt.plan([str(b.id) for b in bots], {}, (), seed)
-        tournament = Tournament(
+        tournament = TournamentRow(
             name=name,
             format=format_name,
             options=fmt.options(),
@@ -134,46 +122,48 @@ def create_tournament(
         session.add(tournament)
         session.flush()
         session.add_all(
-            TournamentEntry(tournament_id=tournament.id, bot_id=b.id, seed_rank=i + 1)
+            TournamentEntryRow(tournament_id=tournament.id, bot_id=b.id, seed_rank=i + 1)
             for i, b in enumerate(bots)
         )
         return tournament.id
 
 
-def start_tournament(db: Database, tournament_id: int, enqueue: Enqueue) -> AdvanceReport:
+def start_tournament(db: Database, tournament_id: int, submit: Submit) -> AdvanceReport:
     """Start a created tournament: schedule its first matches."""
     with db.session() as session:
         started = session.execute(
-            update(Tournament)
-            .where(Tournament.id == tournament_id, Tournament.status == TournamentStatus.CREATED)
+            update(TournamentRow)
+            .where(
+                TournamentRow.id == tournament_id, TournamentRow.status == TournamentStatus.CREATED
+            )
             .values(status=TournamentStatus.RUNNING, started_at=utcnow())
         )
         if not started.rowcount:  # type: ignore[attr-defined]
-            t = session.get(Tournament, tournament_id)
+            t = session.get(TournamentRow, tournament_id)
             if t is None:
-                raise LookupError(f"no tournament {tournament_id}")
+                raise NotFoundError("tournament", tournament_id)
             if t.status is not TournamentStatus.RUNNING:
                 raise TournamentStateError(f"tournament {tournament_id} is {t.status.value}")
-    return advance_tournament(db, tournament_id, enqueue)
+    return advance_tournament(db, tournament_id, submit)
 
 
-def _format(t: Tournament) -> Format:
+def _format(t: TournamentRow) -> Format:
     return make_format(t.format, **t.options)
 
 
 def _results(
     session: Session, tournament_id: int
-) -> tuple[dict[str, MatchResult], dict[str, Match]]:
+) -> tuple[dict[str, MatchResult], dict[str, MatchRow]]:
     matches = {
         m.match_key: m
-        for m in session.scalars(select(Match).where(Match.tournament_id == tournament_id))
+        for m in session.scalars(select(MatchRow).where(MatchRow.tournament_id == tournament_id))
     }
     points = {
         row[0]: (int(row[1] or 0), int(row[2] or 0))
         for row in session.execute(
             select(GameRow.match_id, func.sum(GameRow.totals_a), func.sum(GameRow.totals_b))
-            .join(Match, Match.id == GameRow.match_id)
-            .where(Match.tournament_id == tournament_id)
+            .join(MatchRow, MatchRow.id == GameRow.match_id)
+            .where(MatchRow.tournament_id == tournament_id)
             .group_by(GameRow.match_id)
         )
     }
@@ -198,15 +188,17 @@ def _results(
     return results, {k: m for k, m in matches.items() if k is not None}
 
 
-def _lock(session: Session, tournament_id: int) -> Tournament | None:
+def _lock(session: Session, tournament_id: int) -> TournamentRow | None:
     """Take the tournament's row lock (a no-op UPDATE: the write lock on SQLite too)."""
     session.execute(
-        update(Tournament).where(Tournament.id == tournament_id).values(status=Tournament.status)
+        update(TournamentRow)
+        .where(TournamentRow.id == tournament_id)
+        .values(status=TournamentRow.status)
     )
-    return session.get(Tournament, tournament_id, populate_existing=True)
+    return session.get(TournamentRow, tournament_id, populate_existing=True)
 
 
-def advance_tournament(db: Database, tournament_id: int, enqueue: Enqueue) -> AdvanceReport:
+def advance_tournament(db: Database, tournament_id: int, submit: Submit) -> AdvanceReport:
     """Schedule every ready match not yet scheduled; finish the event when the plan is done.
 
     Re-entrant and idempotent (see the module docstring). New matches are submitted only after
@@ -215,7 +207,7 @@ def advance_tournament(db: Database, tournament_id: int, enqueue: Enqueue) -> Ad
     with db.session() as session:
         t = _lock(session, tournament_id)
         if t is None:
-            raise LookupError(f"no tournament {tournament_id}")
+            raise NotFoundError("tournament", tournament_id)
         if t.status is not TournamentStatus.RUNNING:
             return AdvanceReport()
         results, matches = _results(session, tournament_id)
@@ -229,7 +221,7 @@ def advance_tournament(db: Database, tournament_id: int, enqueue: Enqueue) -> Ad
         ]
         plan = _format(t).plan([str(e.bot_id) for e in entries], results, withdrawn, t.seed)
         rules = RuleSet.from_dict(t.rules)
-        new: list[Match] = []
+        new: list[MatchRow] = []
         for m in plan.to_play():
             if m.key in matches:
                 continue
@@ -253,8 +245,8 @@ def advance_tournament(db: Database, tournament_id: int, enqueue: Enqueue) -> Ad
             # running one is fenced out (its lease renewal and its record need "running"),
             # so a late result can never turn an issued walkover back into a match.
             session.execute(
-                update(Match)
-                .where(Match.id.in_(cancelled), Match.status.in_(open_))
+                update(MatchRow)
+                .where(MatchRow.id.in_(cancelled), MatchRow.status.in_(open_))
                 .values(status=MatchStatus.CANCELLED, finished_at=utcnow(), lease_owner=None)
             )
         closed_before = _closed_rounds(t.summary or {})
@@ -272,7 +264,7 @@ def advance_tournament(db: Database, tournament_id: int, enqueue: Enqueue) -> Ad
             rounds_closed,
         )
     if report.scheduled:
-        enqueue(report.scheduled)
+        submit(report.scheduled)
     return report
 
 
@@ -288,16 +280,16 @@ def _closed_rounds(summary: Mapping[str, Any]) -> set[tuple[str, int]]:
 
 
 def _withdraw_unreachable(
-    entries: list[TournamentEntry], matches: dict[str, Match]
-) -> list[TournamentEntry]:
-    """Mark entries withdrawn whose bot forfeited a match as unreachable at the start."""
+    entries: list[TournamentEntryRow], matches: dict[str, MatchRow]
+) -> list[TournamentEntryRow]:
+    """Mark entries withdrawn whose bot forfeited a match because it could not be started
+    (unreachable, or refusing the arena's signature, at the start: ``forfeit_kind``)."""
     by_bot = {e.bot_id: e for e in entries}
     order = max((e.withdrawn_order or 0 for e in entries), default=0)
-    newly: list[TournamentEntry] = []
+    newly: list[TournamentEntryRow] = []
     for m in sorted(matches.values(), key=lambda m: (m.finished_at or utcnow(), m.id)):
-        if m.status is not MatchStatus.FINISHED or not (m.forfeit_reason or "").startswith(
-            NOT_STARTED
-        ):
+        kind = m.forfeit_kind
+        if m.status is not MatchStatus.FINISHED or kind is None or not kind.is_at_start:
             continue
         seats = {"a": m.bot_a_id, "b": m.bot_b_id}
         losers = (
@@ -316,20 +308,22 @@ def _withdraw_unreachable(
 
 
 def advance_for_match(
-    db: Database, match_id: int, enqueue: Enqueue, *, min_matches: int = 10
+    db: Database, match_id: int, submit: Submit, *, min_matches: int = 10
 ) -> None:
     """After a recorded match: advance its tournament; refit ratings when a round closes."""
     with db.session() as session:
-        tournament_id = session.scalar(select(Match.tournament_id).where(Match.id == match_id))
+        tournament_id = session.scalar(
+            select(MatchRow.tournament_id).where(MatchRow.id == match_id)
+        )
     if tournament_id is None:
         return
-    report = advance_tournament(db, tournament_id, enqueue)
+    report = advance_tournament(db, tournament_id, submit)
     if report.needs_refit:
         refit_ratings(db, min_matches=min_matches)
 
 
 def advance_running_tournaments(
-    db: Database, enqueue: Enqueue, *, min_matches: int = 10
+    db: Database, submit: Submit, *, min_matches: int = 10
 ) -> dict[int, AdvanceReport]:
     """Advance every running tournament (the sweeper's pass), refitting if any moved.
 
@@ -340,11 +334,11 @@ def advance_running_tournaments(
     with db.session() as session:
         ids = list(
             session.scalars(
-                select(Tournament.id).where(Tournament.status == TournamentStatus.RUNNING)
+                select(TournamentRow.id).where(TournamentRow.status == TournamentStatus.RUNNING)
             )
         )
     reports = {
-        tournament_id: advance_tournament(db, tournament_id, enqueue) for tournament_id in ids
+        tournament_id: advance_tournament(db, tournament_id, submit) for tournament_id in ids
     }
     if any(r.needs_refit for r in reports.values()):
         refit_ratings(db, min_matches=min_matches)
@@ -356,28 +350,30 @@ def cancel_tournament(db: Database, tournament_id: int) -> list[int]:
     with db.session() as session:
         t = _lock(session, tournament_id)
         if t is None:
-            raise LookupError(f"no tournament {tournament_id}")
+            raise NotFoundError("tournament", tournament_id)
         if t.status in (TournamentStatus.FINISHED, TournamentStatus.CANCELLED):
             raise TournamentStateError(f"tournament {tournament_id} is already {t.status.value}")
         t.status = TournamentStatus.CANCELLED
         t.finished_at = utcnow()
         cancelled = list(
             session.scalars(
-                update(Match)
-                .where(Match.tournament_id == tournament_id, Match.status == MatchStatus.PENDING)
+                update(MatchRow)
+                .where(
+                    MatchRow.tournament_id == tournament_id, MatchRow.status == MatchStatus.PENDING
+                )
                 .values(status=MatchStatus.CANCELLED, finished_at=utcnow())
-                .returning(Match.id)
+                .returning(MatchRow.id)
             )
         )
     return cancelled
 
 
-def load_plan(db: Database, tournament_id: int) -> tuple[Tournament, Plan]:
+def load_plan(db: Database, tournament_id: int) -> tuple[TournamentRow, Plan]:
     """The tournament and its plan as of now (read-only; standings and bracket at any moment)."""
     with db.session() as session:
-        t = session.get(Tournament, tournament_id)
+        t = session.get(TournamentRow, tournament_id)
         if t is None:
-            raise LookupError(f"no tournament {tournament_id}")
+            raise NotFoundError("tournament", tournament_id)
         results, _ = _results(session, tournament_id)
         entries = list(t.entries)
         withdrawn = [

@@ -32,8 +32,8 @@ from arena.tournaments.standings import rank_by_level, tally
 
 __all__ = [
     "EMPTY",
+    "EvaluatedBracket",
     "Node",
-    "Outcome",
     "evaluate",
     "from_seed",
     "loser_of",
@@ -108,7 +108,7 @@ class Node:
 
 
 @dataclass(frozen=True, slots=True)
-class Outcome:
+class EvaluatedBracket:
     """The evaluated bracket: pairings in node order, levels reached, whether it is over."""
 
     pairings: tuple[Pairing, ...]
@@ -116,7 +116,7 @@ class Outcome:
     finished: bool
 
 
-def evaluate(nodes: Sequence[Node], ctx: Context) -> Outcome:
+def evaluate(nodes: Sequence[Node], ctx: Context) -> EvaluatedBracket:
     """Resolve and settle every node of a bracket against the context's results."""
     # Where each node's winner and loser go: the first node that takes them (a grand-final
     # reset takes the same two again but is not where they are sent).
@@ -186,7 +186,7 @@ def evaluate(nodes: Sequence[Node], ctx: Context) -> Outcome:
         done[node.key] = pairing
         pairings.append(pairing)
     finished = all(p.is_settled for p in pairings)
-    return Outcome(tuple(pairings), levels, finished)
+    return EvaluatedBracket(tuple(pairings), levels, finished)
 
 
 def plan(

@@ -1,11 +1,12 @@
 """The page views: leaderboard, bots, matches (with the replay viewer), tournaments and the
 rules (``docs/RULES.md``, see :mod:`arena.web.rules_doc`).
 
-Each view reads through :mod:`arena.queries` (nothing here writes), shapes the result for its
-template and renders it. A match's deals (its seed, replay and fault details) stay hidden while
-a match on the same deals is still to be played, as in the API (:mod:`arena.embargo`).
-Unknown ids give the 404 page (and what is not an id at all, or an id beyond any database's,
-a 404 saying so, before the database is asked), bad query parameters the 400 page, and any
+Each view reads through :mod:`arena.reading.queries` (nothing here writes), shapes the result for
+its template and renders it. A match's deals (its seed, replay and fault details) stay hidden while
+a match on the same deals is still to be played, as in the API (:mod:`arena.reading.embargo`).
+Unknown ids give the 404 page (every query's :class:`arena.errors.NotFoundError`, mapped in one
+place; what is not an id at all, or an id beyond any database's, a 404 saying so, before the
+database is asked), bad query parameters the 400 page, and any
 failure a 500 page without internals (the exception goes to the log). A bot's owner contact
 and URL are shown only to a request bearing its owner token or the organiser token, as on the
 API (:mod:`arena.api.owners`); everyone else sees the owner's public name.
@@ -19,17 +20,22 @@ from typing import Any
 
 from flask import Blueprint, Response, abort, make_response, render_template, request
 from flask.blueprints import BlueprintSetupState
-from werkzeug.exceptions import HTTPException, InternalServerError
+from werkzeug.exceptions import HTTPException, InternalServerError, NotFound
 
-from arena import queries
 from arena.api.auth import ANONYMOUS, Principal, current_principal
 from arena.api.http import IdConverter
 from arena.api.models import MAX_ID
 from arena.api.owners import with_owner_view
 from arena.api.problems import ProblemError
-from arena.db.models import MatchStatus
-from arena.embargo import match_deals_public, redact_bracket
-from arena.replay import MatchNotFoundError
+from arena.errors import NotFoundError
+from arena.playing.stored import RecordFormatError
+from arena.reading.embargo import match_deals_public, redact_bracket
+from arena.reading.queries import bots as bot_queries
+from arena.reading.queries import matches as match_queries
+from arena.reading.queries import tournaments as tournament_queries
+from arena.reading.queries.records import RecordNotReadyError
+from arena.reading.replay import load_record
+from arena.states import MatchStatus
 from arena.web.context import database
 from arena.web.present import HELPERS, rating_scale
 from arena.web.replay_steps import build_replay
@@ -75,6 +81,8 @@ def _failed(error: Exception) -> tuple[str, int]:
     for the API never answers a browser with problem+json)."""
     if isinstance(error, HTTPException):
         return error_page(error)
+    if isinstance(error, NotFoundError):
+        return error_page(NotFound(f"There is no {error.resource} {error.key}."))
     log.error("page %s failed", request.path, exc_info=error)
     return error_page(InternalServerError())
 
@@ -100,16 +108,16 @@ def _int_arg(name: str) -> int | None:
 def leaderboard() -> str:
     db = database()
     everyone = request.args.get("all") == "1"
-    rows = queries.leaderboard(db, include_inactive=everyone)
-    recent, _ = queries.list_matches(db, limit=10)
+    rows = bot_queries.leaderboard(db, include_inactive=everyone)
+    recent, _ = match_queries.list_matches(db, limit=10)
     return render_template(
         "web/leaderboard.html",
         rows=rows,
-        unrated=queries.unrated_bots(db, include_inactive=everyone),
+        unrated=bot_queries.unrated_bots(db, include_inactive=everyone),
         scale=rating_scale(rows),
         everyone=everyone,
         matches=recent,
-        tournaments=queries.tournament_list(db, limit=6),
+        tournaments=tournament_queries.tournament_list(db, limit=6),
     )
 
 
@@ -132,11 +140,9 @@ def _viewer() -> Principal:
 @bp.get("/bots/<id('bot'):bot_id>")
 def bot(bot_id: int) -> Response:
     db = database()
-    detail = queries.bot_detail(db, bot_id, history=100)
-    if detail is None:
-        abort(404, description=f"There is no bot {bot_id}.")
+    detail = bot_queries.bot_detail(db, bot_id, history=100)
     shown = with_owner_view(detail, _viewer())
-    recent, more = queries.list_matches(db, bot_id=bot_id, limit=20)
+    recent, more = match_queries.list_matches(db, bot_id=bot_id, limit=20)
     response = make_response(
         render_template(
             "web/bot.html", bot=shown, stats=detail["statistics"], matches=recent, more=more
@@ -159,7 +165,7 @@ def matches() -> str:
     if status is not None and status not in {s.value for s in MatchStatus}:
         allowed = ", ".join(s.value for s in MatchStatus)
         abort(400, description=f"status must be one of {allowed}.")
-    page, cursor = queries.list_matches(
+    page, cursor = match_queries.list_matches(
         db, bot_id=bot_id, tournament_id=tournament_id, status=status, before=before, limit=50
     )
     filters = {"bot": bot_id, "tournament": tournament_id, "status": status}
@@ -176,16 +182,13 @@ def matches() -> str:
 def _bot_name(bot_id: int | None) -> str | None:
     if bot_id is None:
         return None
-    detail = queries.bot_detail(database(), bot_id, history=0)
-    return None if detail is None else str(detail["name"])
+    return bot_queries.bot_names(database(), [bot_id]).get(bot_id)
 
 
 @bp.get("/matches/<id('match'):match_id>")
 def match(match_id: int) -> str:
     db = database()
-    detail = queries.match_detail(db, match_id)
-    if detail is None:
-        abort(404, description=f"There is no match {match_id}.")
+    detail = match_queries.match_detail(db, match_id)
     names = {seat: detail["bots"][seat]["name"] for seat in ("a", "b")}
     record: dict[str, Any] | None = None
     replay: dict[str, Any] | None = None
@@ -197,11 +200,13 @@ def match(match_id: int) -> str:
         detail["faults"] = [{**f, "detail": "", "fallback": None} for f in detail["faults"]]
     elif detail["status"] == MatchStatus.FINISHED.value:
         try:
-            record = queries.match_replay(db, match_id)
-        except MatchNotFoundError:
-            record = None
-        if record is not None:
-            replay = build_replay(record, names)
+            stored = load_record(db, match_id)
+        except RecordNotReadyError:
+            pass
+        except RecordFormatError as exc:
+            replay = {"error": str(exc)}
+        else:
+            record, replay = stored.to_dict(), build_replay(stored, names)
     live = detail["status"] in (MatchStatus.PENDING.value, MatchStatus.RUNNING.value)
     return render_template(
         "web/match.html",
@@ -251,7 +256,7 @@ def tournaments() -> str:
         abort(400, description=f"status must be one of {', '.join(allowed)}.")
     return render_template(
         "web/tournaments.html",
-        tournaments=queries.tournament_list(db, status=status, limit=200),
+        tournaments=tournament_queries.tournament_list(db, status=status, limit=200),
         status=status,
     )
 
@@ -259,13 +264,11 @@ def tournaments() -> str:
 @bp.get("/tournaments/<id('tournament'):tournament_id>")
 def tournament(tournament_id: int) -> str:
     db = database()
-    detail = queries.tournament_detail(db, tournament_id)
-    if detail is None:
-        abort(404, description=f"There is no tournament {tournament_id}.")
+    detail = tournament_queries.tournament_detail(db, tournament_id)
     # Match seeds decide deals: never on a page while any of them could still be played.
-    bracket = redact_bracket(queries.tournament_bracket(db, tournament_id) or {"sections": []})
-    standings = queries.tournament_standings(db, tournament_id) or []
-    page, _ = queries.list_matches(db, tournament_id=tournament_id, limit=500)
+    bracket = redact_bracket(tournament_queries.tournament_bracket(db, tournament_id))
+    standings = tournament_queries.tournament_standings(db, tournament_id)
+    page, _ = match_queries.list_matches(db, tournament_id=tournament_id, limit=500)
     statuses = {m["id"]: m["status"] for m in page}
     tiebreaks = list(standings[0]["tiebreaks"]) if standings else []
     total = sum(detail["matches"].values())

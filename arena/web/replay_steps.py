@@ -1,7 +1,7 @@
 """The replay viewer's data: every position of every deal, rebuilt through the rules engine.
 
-:func:`build_replay` takes a stored match record (``arena.replay.load_record``) and replays each
-deal's log with :func:`arena.rules.replay_deal`, so what the viewer shows is what the engine
+:func:`build_replay` takes a typed match record (``arena.reading.replay.load_record``) and replays
+each deal's log with :func:`arena.rules.replay_deal`, so what the viewer shows is what the engine
 computes from the deck and the actions, not what a writer once stored. Each step is the state
 after one action: both hands (omniscient, arranged into melds and deadwood), the discard pile's
 top, the stock count, who acts next, and the action that led there with its latency and any
@@ -11,16 +11,17 @@ that does not replay keeps the steps it reached and says why.
 
 The output is JSON-ready and compact (cards as two-character strings); the page embeds it.
 
+>>> from arena.playing.stored import StoredDeal, StoredFault, parse_record
 >>> from arena.rules import RuleSet
 >>> deck = ("As Ad 2s 2d 3s 3d 4s 4d 5s 5d 6s 6d 7s 7d 8s 8d 9s 9d Kc Kd Qh Ts Ac 2c 3c 4c"
 ...         " 5c 6c 7c 8c 9c Tc Jc Qc Td Jd Qd Ah 2h 3h 4h 5h 6h 7h 8h 9h Th Jh Kh Js Qs Ks")
 >>> actions = [[1, {"action": "pass"}, 1.5], [0, {"action": "pass"}, 2.0, "timeout"],
 ...            [1, {"action": "draw_stock"}, 1.0], [1, {"action": "knock", "card": "Kc"}, 1.0]]
->>> hand = {"index": 0, "dealer": "a", "deck": deck, "actions": actions}
->>> record = {"rules": RuleSet(target=50).to_dict(), "games": [{"index": 0, "hands": [hand]}],
-...     "faults": [{"seat": "a", "kind": "timeout", "detail": "no reply", "game": 0, "deal": 0,
-...                 "fallback": {"action": "pass"}, "latency_ms": 2.0}]}
->>> deal = build_replay(record, {"a": "alpha", "b": "beta"})["deals"][0]
+>>> hand = parse_record({"game": 0, "index": 0, "dealer": "a", "deck": deck,
+...                      "actions": actions}, StoredDeal)
+>>> faults = [parse_record({"seat": "a", "kind": "timeout", "detail": "no reply", "game": 0,
+...     "deal": 0, "fallback": {"action": "pass"}, "latency_ms": 2.0}, StoredFault)]
+>>> deal = deal_steps(RuleSet(target=50), hand, faults=faults)
 >>> [s["stock"] for s in deal["steps"]]
 [31, 31, 31, 30, 30]
 >>> deal["steps"][2]["action"]["fault"]
@@ -36,11 +37,18 @@ from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
 from arena.cards import Card, mask_to_cards
-from arena.rules.actions import ActionError, Phase
+from arena.playing.stored import (
+    StoredDeal,
+    StoredFault,
+    StoredHand,
+    StoredMatch,
+    deal_record,
+)
+from arena.rules.actions import ActionKind, Phase
 from arena.rules.hand import EventKind, HandEvent, HandState
 from arena.rules.melds import best_arrangements
-from arena.rules.record import DealRecord, ReplayError, replay_deal
-from arena.rules.ruleset import RuleSet, RuleSetError
+from arena.rules.record import replay_deal
+from arena.rules.ruleset import RuleSet
 from arena.rules.scoring import HandResult
 
 __all__ = ["anchor", "build_replay", "deal_steps"]
@@ -208,28 +216,22 @@ def _showdown(state: HandState) -> dict[str, Any] | None:
 
 
 def _fault_queue(
-    faults: Sequence[Mapping[str, Any]], game: int, deal: int
-) -> dict[str, list[tuple[int, Mapping[str, Any]]]]:
+    faults: Sequence[StoredFault], game: int, deal: int
+) -> dict[str, list[tuple[int, StoredFault]]]:
     """This deal's faults by seat, in order, with their index in the match's fault list."""
-    queue: dict[str, list[tuple[int, Mapping[str, Any]]]] = {"a": [], "b": []}
+    queue: dict[str, list[tuple[int, StoredFault]]] = {"a": [], "b": []}
     for i, f in enumerate(faults):
-        if f.get("game") == game and f.get("deal") == deal and f.get("seat") in queue:
-            queue[f["seat"]].append((i, f))
+        if f.game == game and f.deal == deal:
+            queue[f.seat].append((i, f))
     return queue
-
-
-def _action_text(raw: Mapping[str, Any]) -> str:
-    kind = raw.get("action", "?")
-    card = raw.get("card")
-    return f"{kind} {card}" if card else str(kind)
 
 
 def deal_steps(
     rules: RuleSet,
-    hand: Mapping[str, Any],
+    hand: StoredHand | StoredDeal,
     *,
     game: int = 0,
-    faults: Sequence[Mapping[str, Any]] = (),
+    faults: Sequence[StoredFault] = (),
     interrupted: bool = False,
 ) -> dict[str, Any]:
     """One deal's steps (see the module docstring); ``error`` is set if it does not replay.
@@ -238,16 +240,14 @@ def deal_steps(
     result; any other deal must replay to its end.
     """
     steps: list[dict[str, Any]] = []
-    deal_index = int(hand.get("index", 0))
-    queue = _fault_queue(faults, game, deal_index)
+    queue = _fault_queue(faults, game, hand.index)
     error = None
     final: HandState | None = None
     limit: int | None = None
     arranged: dict[int, dict[str, Any]] = {}
+    entries = hand.actions
     try:
-        record = DealRecord.from_dict(rules, hand)
-        entries = list(hand["actions"])
-        states: Iterator[HandState] = replay_deal(record)
+        states: Iterator[HandState] = replay_deal(deal_record(rules, hand))
         if interrupted:  # stop at the last action: the end-of-deal check does not apply
             states = itertools.islice(states, len(entries) + 1)
         previous = next(states)
@@ -259,23 +259,24 @@ def deal_steps(
                 "action": {"seat": None, "text": f"the deal: ten cards each, upcard {upcard}"},
             }
         )
-        for i, state in enumerate(states):
-            entry = entries[i]
-            seat = SEATS[int(entry[0])]
+        for entry, state in zip(entries, states, strict=False):
+            seat = SEATS[entry.seat]
             text, misknock, joined = _describe(previous, state)
             action: dict[str, Any] = {
                 "seat": seat,
                 "text": text,
-                "kind": entry[1].get("action"),
-                "latency": None if len(entry) < 3 else entry[2],
+                "kind": entry.action.kind.value,
+                "latency": round(entry.latency_ms, 3),
             }
-            if len(entry) > 3 and entry[3]:
-                n, found = queue[seat].pop(0) if queue[seat] else (None, {})
-                fallback = found.get("fallback")
+            if entry.fault is not None:
+                n, found = queue[seat].pop(0) if queue[seat] else (None, None)
+                fallback = None if found is None else found.fallback
                 action["fault"] = {
-                    "kind": entry[3],
-                    "detail": found.get("detail", ""),
-                    "fallback": _action_text(fallback) if fallback else _action_text(entry[1]),
+                    "kind": entry.fault.value,
+                    "detail": "" if found is None else found.detail,
+                    "fallback": _action_text(fallback.action, fallback.card)
+                    if fallback
+                    else _action_text(entry.action.kind, entry.action.card),
                     "n": n,
                 }
             if misknock is not None:
@@ -286,47 +287,44 @@ def deal_steps(
             steps.append(step)
             previous = state
         final = None if interrupted else previous
-    except (ReplayError, ActionError, RuleSetError, ValueError, KeyError, TypeError) as exc:
+    except ValueError as exc:  # ReplayError, ActionError, a deck that does not parse
         error = f"this deal does not replay: {exc}"
     result = None if final is None else _showdown(final)
     if result is not None and steps:
         steps[-1]["showdown"] = result
     return {
         "game": game,
-        "deal": deal_index,
-        "dealer": hand.get("dealer"),
+        "deal": hand.index,
+        "dealer": hand.dealer,
         "limit": limit,
         "steps": steps,
         "result": result,
         "error": error,
-        "actions": len(hand.get("actions", [])),
+        "actions": len(entries),
     }
 
 
-def build_replay(record: Mapping[str, Any], names: Mapping[str, str | None]) -> dict[str, Any]:
+def _action_text(kind: ActionKind, card: object | None) -> str:
+    """``discard Kc``, ``pass``: how the viewer names a fallback."""
+    return kind.value if card is None else f"{kind.value} {card}"
+
+
+def build_replay(record: StoredMatch, names: Mapping[str, str | None]) -> dict[str, Any]:
     """The whole match for the viewer: player names, rules summary and every deal's steps."""
-    try:
-        rules = RuleSet.from_dict(record["rules"])
-    except (RuleSetError, KeyError, TypeError) as exc:
-        error = f"the rule set does not load: {exc}"
-        return {"names": dict(names), "deals": [], "fault_steps": {}, "error": error}
-    faults = record.get("faults") or []
+    rules = record.ruleset()
+    faults = record.faults
     deals: list[dict[str, Any]] = []
-    games = list(record.get("games") or [])
-    for game in games:
-        for hand in game.get("hands", []):
-            deal = deal_steps(rules, hand, game=int(game["index"]), faults=faults)
-            deals.append(deal)
-    unfinished = record.get("unfinished_game")
-    if unfinished:
-        for hand in unfinished.get("hands", []):
-            deal = deal_steps(rules, hand, game=len(games), faults=faults)
+    for game in record.games:
+        for hand in game.hands:
+            deals.append(deal_steps(rules, hand, game=game.index, faults=faults))
+    if record.unfinished_game is not None:
+        for hand in record.unfinished_game.hands:
+            deal = deal_steps(rules, hand, game=len(record.games), faults=faults)
             deal["unfinished"] = True
             deals.append(deal)
-    cut = record.get("interrupted_deal")
-    if cut:
-        game = int(cut.get("game", len(games)))
-        deal = deal_steps(rules, cut, game=game, faults=faults, interrupted=True)
+    cut = record.interrupted_deal
+    if cut is not None:
+        deal = deal_steps(rules, cut, game=cut.game, faults=faults, interrupted=True)
         deal.update(unfinished=True, interrupted=True)
         deals.append(deal)
     fault_steps = {
@@ -335,9 +333,10 @@ def build_replay(record: Mapping[str, Any], names: Mapping[str, str | None]) -> 
         for i, step in enumerate(deal["steps"])
         if "fault" in step["action"] and step["action"]["fault"]["n"] is not None
     }
+    forfeit = record.forfeit
     return {
         "names": {"a": names.get("a") or "seat a", "b": names.get("b") or "seat b"},
-        "forfeit": record.get("forfeit"),
+        "forfeit": None if forfeit is None else {"seat": forfeit.seat, "reason": forfeit.reason},
         "deals": deals,
         "fault_steps": fault_steps,
         "error": None,

@@ -5,10 +5,10 @@ this directory on the ``PYTHONPATH`` of the worker processes it measures (LocalE
 spawned processes, ``gin-arena worker``) and sets ``ARENA_BENCH_TIMINGS`` to a directory.
 Without that variable this module does nothing.
 
-It wraps, before ``arena.jobs`` imports them, :func:`record_match_result` (the one transaction
-that writes a match's result, games, deals, statistics and Elo) and :func:`advance_for_match`
-(the tournament advance after it, with the rating refit), and appends one line per call to
-``<dir>/<pid>.tsv``: ``kind<TAB>match id<TAB>milliseconds``.
+It wraps, before ``arena.playing.jobs`` imports them, :func:`record_match_result` (the one
+transaction that writes a match's result, games, deals, statistics and Elo) and
+:func:`advance_for_match` (the tournament advance after it, with the rating refit), and appends one
+line per call to ``<dir>/<pid>.tsv``: ``kind<TAB>match id<TAB>milliseconds``.
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ from typing import Any
 
 def _install(out_dir: str) -> None:
     # Imported only when active: this module runs in every process started with it on the path.
-    import arena.services.matches as matches  # noqa: PLC0415
+    import arena.services.recording as recording  # noqa: PLC0415
     import arena.services.tournaments as tournaments  # noqa: PLC0415
 
     lock = threading.Lock()
@@ -32,7 +32,7 @@ def _install(out_dir: str) -> None:
         with lock, open(path, "a", encoding="utf-8") as out:
             out.write(f"{kind}\t{match_id}\t{ms:.3f}\n")
 
-    record = matches.record_match_result
+    record = recording.record_match_result
     advance = tournaments.advance_for_match
 
     def record_match_result(db: Any, claim: Any, *args: Any, **kwargs: Any) -> bool:
@@ -49,7 +49,7 @@ def _install(out_dir: str) -> None:
         finally:
             log("advance", match_id, started)
 
-    matches.record_match_result = record_match_result  # type: ignore[assignment]
+    recording.record_match_result = record_match_result  # type: ignore[assignment]
     tournaments.advance_for_match = advance_for_match  # type: ignore[assignment]
 
 

@@ -5,7 +5,7 @@ Kept in a plain module (not the conftest) so test modules can import them by nam
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -43,6 +43,16 @@ def settings_for(url: str, **changes: Any) -> Settings:
     return Settings(**{**base, **changes})
 
 
+class Submitted(list[int]):
+    """The API tests' executor: it keeps the ids it is handed, in order, and plays nothing."""
+
+    def submit(self, match_ids: Iterable[int]) -> None:
+        self.extend(match_ids)
+
+    def close(self) -> None:
+        pass
+
+
 @dataclass
 class Api:
     """An app over a database, its test client and what it submitted to the executor."""
@@ -69,9 +79,9 @@ class Api:
 
 def make_api(url: str, **changes: Any) -> Iterator[Api]:
     """An app over ``url`` for the duration of a ``for api in make_api(...)`` loop."""
-    enqueued: list[int] = []
+    enqueued = Submitted()
     db = Database(url)
-    app = create_app(settings_for(url, **changes), db=db, enqueue=enqueued.extend)
+    app = create_app(settings_for(url, **changes), db=db, executor=enqueued)
     app.config["TESTING"] = True
     try:
         yield Api(app, app.test_client(), db, enqueued)

@@ -1,9 +1,9 @@
 """A small arena with history, built for the API's read tests: bots, tournaments, matches.
 
 Matches are played in-process (heuristic, random and a faulty player) through the real
-service layer (:func:`arena.jobs.run_match_job`: claim, play, record, advance the tournament),
-so every row the API reads is what production writes. Short rules (target 50, best of 1) keep
-it to a second or two.
+service layer (:func:`arena.playing.jobs.run_match_job`: claim, play, record, advance the
+tournament), so every row the API reads is what production writes. Short rules (target 50, best of
+1) keep it to a second or two.
 """
 
 from __future__ import annotations
@@ -13,10 +13,10 @@ from dataclasses import dataclass, field
 
 from sqlalchemy import select
 
-from arena.db.models import Bot, BotStatus, Match, MatchStatus
+from arena.db.models import BotRow, MatchRow
 from arena.db.session import Database
-from arena.jobs import run_match_job
-from arena.players import (
+from arena.playing.jobs import run_match_job
+from arena.playing.players import (
     Fault,
     FaultKind,
     HeuristicPlayer,
@@ -32,6 +32,7 @@ from arena.services.matches import Claim, schedule_match
 from arena.services.ratings import refit_ratings
 from arena.services.tournaments import advance_for_match, create_tournament, start_tournament
 from arena.settings import Settings
+from arena.states import BotStatus, MatchStatus
 
 SHORT = RuleSet(target=50, best_of=1)
 ADMIN_TOKEN = "organiser-secret-token"
@@ -149,8 +150,8 @@ def build_world(url: str) -> World:
         world.finished_matches.append(challenge)
         refit_ratings(db, min_matches=3)
         with db.session() as session:
-            assert session.scalar(select(Bot.id).where(Bot.name == "alpha")) == b["alpha"]
-            statuses = dict(session.execute(select(Match.id, Match.status)).all())
+            assert session.scalar(select(BotRow.id).where(BotRow.name == "alpha")) == b["alpha"]
+            statuses = dict(session.execute(select(MatchRow.id, MatchRow.status)).all())
         assert all(statuses[m] is MatchStatus.FINISHED for m in world.finished_matches)
     finally:
         db.dispose()

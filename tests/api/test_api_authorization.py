@@ -12,7 +12,7 @@ from api_fixtures import *  # noqa: F403 - the fixtures
 from api_support import Api, HouseBots, make_api
 from api_world import ADMIN_TOKEN
 
-from arena.db.models import Bot
+from arena.db.models import BotRow
 from arena.services.bots import register_bot
 from arena.services.tournaments import create_tournament
 
@@ -143,7 +143,7 @@ def test_no_response_ever_carries_another_bots_credentials(setup: Setup):
         api.post(f"/api/v1/bots/{setup.mine}/token", token=other_token).get_data(as_text=True),
     ]
     with api.db.session() as session:
-        bot = session.get_one(Bot, setup.mine)
+        bot = session.get_one(BotRow, setup.mine)
         secret, token_hash = bot.secret, bot.token_hash
     for body in bodies:
         assert secret not in body and token_hash not in body

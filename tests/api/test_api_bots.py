@@ -8,7 +8,7 @@ from api_fixtures import *  # noqa: F403 - the fixtures
 from api_support import Api, HouseBots, make_api
 from api_world import ADMIN_TOKEN
 
-from arena.db.models import Bot
+from arena.db.models import BotRow
 from arena.services.bots import update_bot
 
 PROBLEM = "application/problem+json"
@@ -53,7 +53,7 @@ def test_a_signing_bot_registered_with_its_own_secret_is_checked_for_real(
     acts = [i for i in check["items"] if i["name"].startswith("POST /act")]
     assert acts and acts[0]["passed"] and "answered" in acts[0]["detail"]
     with api.db.session() as session:
-        assert session.get_one(Bot, body["id"]).secret == house.secret
+        assert session.get_one(BotRow, body["id"]).secret == house.secret
 
 
 def test_a_signing_bot_that_refuses_the_signed_check_is_not_registered(api: Api, house: HouseBots):
@@ -261,7 +261,7 @@ def test_rotating_the_secret_changes_what_the_arena_signs_with(api: Api, house: 
     assert secret.startswith("whsec_") and secret != mine["secret"]
     assert response.json["previous_valid_until"] is not None  # the default 24-hour window
     with api.db.session() as session:
-        bot = session.get_one(Bot, mine["id"])
+        bot = session.get_one(BotRow, mine["id"])
         assert (bot.secret, bot.previous_secret) == (secret, mine["secret"])
 
 
@@ -276,7 +276,7 @@ def test_the_owner_ends_the_rotation_window_early(api: Api, house: HouseBots):
     assert response.status_code == 200
     assert response.json == {"id": mine["id"], "previous_valid_until": None}
     with api.db.session() as session:
-        assert session.get_one(Bot, mine["id"]).previous_secret is None
+        assert session.get_one(BotRow, mine["id"]).previous_secret is None
 
 
 def test_deactivate_and_activate_again_after_a_check(api: Api, house: HouseBots):

@@ -4,6 +4,7 @@ rules of the owner's choosing (within bounds), the seed always drawn by the aren
 from __future__ import annotations
 
 import json
+from collections.abc import Iterable
 
 import pytest
 import redis
@@ -11,9 +12,11 @@ from api_fixtures import *  # noqa: F403 - the fixtures
 from api_support import Api, settings_for
 
 from arena.api import close_app, create_app
-from arena.db.models import BotStatus, Match
+from arena.db.models import MatchRow
 from arena.db.session import Database
 from arena.services.bots import RegisteredBot, register_bot, set_status
+from arena.services.matches import match_status
+from arena.states import BotStatus, MatchStatus
 
 
 @pytest.fixture
@@ -66,7 +69,7 @@ def test_unrated_challenge_rules_within_bounds(api: Api, two):
     )
     assert ok.status_code == 201 and ok.json["rules"]["knock_limit"] == 0
     with api.db.session() as session:
-        assert session.get_one(Match, ok.json["id"]).seed >= 0
+        assert session.get_one(MatchRow, ok.json["id"]).seed >= 0
     too_slow = api.post(
         "/api/v1/challenges",
         {
@@ -99,6 +102,41 @@ def test_challenge_errors(api: Api, two, case: str):
     assert api.enqueued == []
 
 
+class SeesCommitted:
+    """An executor that looks each match up through a connection of its own when handed it:
+    it finds the match only if the transaction that made it has committed."""
+
+    def __init__(self, url: str) -> None:
+        self.db = Database(url)
+        self.seen: list[tuple[int, MatchStatus]] = []
+
+    def submit(self, match_ids: Iterable[int]) -> None:
+        self.seen += [(m, match_status(self.db, m)) for m in match_ids]
+
+    def close(self) -> None:
+        self.db.dispose()
+
+
+def test_a_challenge_is_submitted_only_once_its_transaction_has_committed(db_url: str):
+    db = Database(db_url)
+    me = register_bot(db, name="me", owner="o", url="http://127.0.0.1:9001")
+    you = register_bot(db, name="you", owner="p", url="http://127.0.0.1:9002")
+    executor = SeesCommitted(db_url)
+    app = create_app(settings_for(db_url), db=db, executor=executor)
+    try:
+        response = app.test_client().post(
+            "/api/v1/challenges",
+            json={"bot_id": me.bot_id, "opponent_id": you.bot_id},
+            headers={"Authorization": f"Bearer {me.token}"},
+        )
+    finally:
+        close_app(app)
+        executor.close()
+        db.dispose()
+    assert response.status_code == 201
+    assert executor.seen == [(response.json["id"], MatchStatus.PENDING)]
+
+
 def test_with_celery_the_match_is_sent_to_the_broker(db_url: str, redis_url: str):
     db = Database(db_url)
     me = register_bot(db, name="me", owner="o", url="http://127.0.0.1:9001")
@@ -119,5 +157,5 @@ def test_with_celery_the_match_is_sent_to_the_broker(db_url: str, redis_url: str
         bodies = [json.loads(m) for m in client.lrange("celery", 0, -1)]
     finally:
         client.close()
-    assert [b["headers"]["task"] for b in bodies] == ["workers.tasks.play_match"]
+    assert [b["headers"]["task"] for b in bodies] == ["workers.tasks.run_match"]
     assert bodies[0]["headers"]["argsrepr"] == f"[{response.json['id']}]"

@@ -12,7 +12,8 @@ from api_fixtures import *  # noqa: F403 - the fixtures
 from api_support import Api
 from api_world import World
 
-from arena.replay import verify_record
+from arena.playing.stored import parse_record
+from arena.reading.replay import LoadedMatch, verify_record
 
 
 def test_list_is_newest_first_and_filters(reader: Api, world: World):
@@ -76,7 +77,7 @@ def test_omniscient_replay_is_the_full_verified_record(reader: Api, world: World
     record = response.json
     assert record["id"] == world.challenge_match
     assert all(h["deck"] and h["actions"] for g in record["games"] for h in g["hands"])
-    assert verify_record(record) == []
+    assert verify_record(parse_record(record, LoadedMatch)) == []
 
 
 def test_replay_is_immutable_with_an_etag_and_304(reader: Api, world: World):

@@ -14,13 +14,21 @@ from api_support import Api
 
 from arena.bots.sdk import BotServer
 from arena.bots.strategies import STRATEGIES
-from arena.jobs import run_match_job
-from arena.match import MatchRunner
-from arena.players import Fault, FaultKind, HeuristicPlayer, MatchContext, RandomPlayer, Turn
+from arena.playing.jobs import run_match_job
+from arena.playing.match import MatchRunner
+from arena.playing.players import (
+    Fault,
+    FaultKind,
+    HeuristicPlayer,
+    MatchContext,
+    RandomPlayer,
+    Turn,
+)
+from arena.playing.stored import parse_record
 from arena.protocol.wire import ActRequest, act_request
+from arena.reading.seat_replay import SeatReplayError, seat_replay
 from arena.rules.actions import Action
 from arena.rules.ruleset import MisknockPolicy, RuleSet
-from arena.seat_replay import SeatReplayError, seat_replay
 from arena.services.bots import register_bot
 from arena.services.matches import schedule_match
 from arena.settings import Settings
@@ -69,7 +77,7 @@ def test_rebuilt_requests_equal_the_sent_ones(rules: RuleSet, fault_every: int):
     for seed in range(3):
         a = Recorder(HeuristicPlayer(name="h"))
         b = Recorder(RandomPlayer(seed=seed, name="r"), fault_every)
-        record = MatchRunner([a, b], rules, seed, match_id=f"m{seed}").run().to_dict()
+        record = MatchRunner([a, b], rules, seed, match_id=f"m{seed}").run().to_stored()
         for seat, player in (("a", a), ("b", b)):
             view = seat_replay(record, seat)
             assert [s["request"] for s in view["steps"]] == player.sent
@@ -84,7 +92,7 @@ def test_a_tampered_record_is_refused():
     )
     record["games"][0]["hands"][0]["actions"] = record["games"][0]["hands"][0]["actions"][:3]
     with pytest.raises(SeatReplayError):
-        seat_replay(record, "a")
+        seat_replay(parse_record(record), "a")
 
 
 def recording_bot(kind: str, name: str) -> tuple[BotServer, list[dict[str, Any]]]:
@@ -102,7 +110,7 @@ def recording_bot(kind: str, name: str) -> tuple[BotServer, list[dict[str, Any]]
 
 def play_through_the_job(api: Api, bots: dict[str, BotServer], rules: RuleSet, seed: int) -> int:
     """Register the bots (by name: seat a, then b), then play one match between them the way a
-    worker does (:func:`arena.jobs.run_match_job`); the match's id."""
+    worker does (:func:`arena.playing.jobs.run_match_job`); the match's id."""
     ids = [register_bot(api.db, name=n, owner="o", url=bot.url).bot_id for n, bot in bots.items()]
     with api.db.session() as session:
         match_id = schedule_match(session, ids[0], ids[1], rules=rules, seed=seed).id

@@ -8,9 +8,9 @@ from api_fixtures import *  # noqa: F403 - the fixtures
 from api_support import Api
 from api_world import ADMIN_TOKEN, World, play_pending
 
-from arena.db.models import BotStatus
 from arena.services.bots import register_bot, set_status
 from arena.settings import Settings
+from arena.states import BotStatus
 
 
 @pytest.fixture

@@ -1,39 +1,46 @@
-"""The tournament fingerprint (arena.api.versions) is read in one statement: it must give exactly
-what the three separate queries it replaced gave, and change on every event that can change a
-bracket, on SQLite and PostgreSQL."""
+"""The tournament fingerprint (arena.reading.queries.versions) is read in one statement: it must
+give exactly what the three separate queries it replaced gave, and change on every event that
+can change a bracket, on SQLite and PostgreSQL."""
 
 from __future__ import annotations
 
+import pytest
 from sqlalchemy import func, select
 
-from arena.api.versions import tournament_version
-from arena.db.models import Bot, Match, MatchStatus, Tournament, TournamentEntry
+from arena.db.models import BotRow, MatchRow, TournamentEntryRow, TournamentRow
 from arena.db.session import Database
-from arena.jobs import run_match_job
-from arena.players import HeuristicPlayer, Player
+from arena.errors import NotFoundError
+from arena.playing.jobs import run_match_job
+from arena.playing.players import HeuristicPlayer, Player
+from arena.reading.queries.versions import tournament_version
 from arena.rules.ruleset import RuleSet
 from arena.services.bots import register_bot, update_bot
 from arena.services.matches import Claim, claim_match, fail_match
 from arena.services.tournaments import cancel_tournament, create_tournament, start_tournament
 from arena.settings import load_settings
+from arena.states import MatchStatus
 
 
 def reference_version(db: Database, tournament_id: int) -> str | None:
     """The fingerprint as three queries computed it before they became one."""
     with db.session() as session:
-        status = session.scalar(select(Tournament.status).where(Tournament.id == tournament_id))
+        status = session.scalar(
+            select(TournamentRow.status).where(TournamentRow.id == tournament_id)
+        )
         if status is None:
             return None
         rows = session.execute(
-            select(Match.status, func.count(), func.max(Match.id), func.max(Match.finished_at))
-            .where(Match.tournament_id == tournament_id)
-            .group_by(Match.status)
-            .order_by(Match.status)
+            select(
+                MatchRow.status, func.count(), func.max(MatchRow.id), func.max(MatchRow.finished_at)
+            )
+            .where(MatchRow.tournament_id == tournament_id)
+            .group_by(MatchRow.status)
+            .order_by(MatchRow.status)
         ).all()
         withdrawn, renamed = session.execute(
-            select(func.count(TournamentEntry.withdrawn_order), func.max(Bot.updated_at))
-            .join(Bot, Bot.id == TournamentEntry.bot_id)
-            .where(TournamentEntry.tournament_id == tournament_id)
+            select(func.count(TournamentEntryRow.withdrawn_order), func.max(BotRow.updated_at))
+            .join(BotRow, BotRow.id == TournamentEntryRow.bot_id)
+            .where(TournamentEntryRow.tournament_id == tournament_id)
         ).one()
     parts = [status.value, str(withdrawn), str(renamed)] + [
         f"{s.value}:{n}:{last}:{at.isoformat() if at else ''}" for s, n, last, at in rows
@@ -83,7 +90,11 @@ def test_the_one_statement_fingerprint_matches_the_three_queries_at_every_step(d
     cancel_tournament(db, tid)
     check()  # cancelled: the rest cancelled too
     with db.session() as session:
-        statuses = set(session.scalars(select(Match.status).where(Match.tournament_id == tid)))
+        statuses = set(
+            session.scalars(select(MatchRow.status).where(MatchRow.tournament_id == tid))
+        )
     assert {MatchStatus.FAILED, MatchStatus.FINISHED, MatchStatus.CANCELLED} <= statuses
-    assert tournament_version(db, 999_999) is None
+    with pytest.raises(NotFoundError) as missing:
+        tournament_version(db, 999_999)
+    assert (missing.value.resource, missing.value.key) == ("tournament", 999_999)
     assert reference_version(db, 999_999) is None

@@ -21,9 +21,9 @@ import pytest
 from web_data import house_bots, populate, settings_for
 from werkzeug.serving import make_server
 
-from arena import queries
 from arena.api import close_app, create_app
 from arena.db.session import Database
+from arena.reading.replay import load_record
 from arena.rules.record import DealRecord, replay_deal
 from arena.rules.ruleset import RuleSet
 
@@ -129,7 +129,7 @@ return {a: cards("#seat-a .hand .card"), b: cards("#seat-b .hand .card"),
 
 def _engine_positions(db: Database, match_id: int) -> list[list[Any]]:
     """Every state of every deal, straight from the engine (what the board must show)."""
-    record = queries.match_replay(db, match_id)
+    record = load_record(db, match_id).to_dict()
     rules = RuleSet.from_dict(record["rules"])
     return [
         list(replay_deal(DealRecord.from_dict(rules, hand)))

@@ -14,16 +14,16 @@ from typing import Any
 from sqlalchemy import func, select
 
 from arena.db.models import (
-    BotStats,
+    BotStatsRow,
     GameRow,
     HandRow,
-    Match,
-    MatchResult,
-    RatingHistory,
+    MatchResultRow,
+    MatchRow,
+    RatingHistoryRow,
 )
 from arena.db.session import Database
-from arena.jobs import run_match_job
-from arena.players import (
+from arena.playing.jobs import run_match_job
+from arena.playing.players import (
     Fault,
     FaultKind,
     HeuristicPlayer,
@@ -40,10 +40,10 @@ from arena.settings import Settings, load_settings
 
 SHORT = RuleSet(target=50)
 TABLES = {
-    "results": MatchResult,
+    "results": MatchResultRow,
     "games": GameRow,
     "hands": HandRow,
-    "rating_history": RatingHistory,
+    "rating_history": RatingHistoryRow,
 }
 
 
@@ -108,13 +108,13 @@ def counts(db: Database, match_id: int | None = None) -> dict[str, int]:
 
 def stats_of(db: Database, bot_id: int) -> dict[str, Any]:
     with db.session() as session:
-        row = session.get_one(BotStats, bot_id)
-        return {c.name: getattr(row, c.name) for c in BotStats.__table__.columns}
+        row = session.get_one(BotStatsRow, bot_id)
+        return {c.name: getattr(row, c.name) for c in BotStatsRow.__table__.columns}
 
 
-def match_row(db: Database, match_id: int) -> Match:
+def match_row(db: Database, match_id: int) -> MatchRow:
     with db.session() as session:
-        return session.get_one(Match, match_id)
+        return session.get_one(MatchRow, match_id)
 
 
 def record_matches_worker(

@@ -7,7 +7,7 @@ import hashlib
 import pytest
 from sqlalchemy import select
 
-from arena.db.models import Bot, BotStats, BotStatus
+from arena.db.models import BotRow, BotStatsRow
 from arena.db.session import Database
 from arena.services.bots import (
     BotNameTakenError,
@@ -18,6 +18,7 @@ from arena.services.bots import (
     set_status,
     update_bot,
 )
+from arena.states import BotStatus
 
 
 def test_register_bot_stores_a_hash_of_the_token_and_the_secret(db: Database) -> None:
@@ -25,13 +26,13 @@ def test_register_bot_stores_a_hash_of_the_token_and_the_secret(db: Database) ->
     assert new.token.startswith("gat_") and len(new.token) > 40
     assert new.secret.startswith("whsec_")
     with db.session() as s:
-        bot = s.get_one(Bot, new.bot_id)
+        bot = s.get_one(BotRow, new.bot_id)
         assert bot.token_hash == hashlib.sha256(new.token.encode()).hexdigest()
         assert bot.secret == new.secret
         assert bot.status is BotStatus.ACTIVE and bot.elo == 1500.0
         # The clear token is nowhere in the row.
-        assert all(new.token not in str(getattr(bot, c.name)) for c in Bot.__table__.columns)
-        assert s.get_one(BotStats, new.bot_id).matches == 0
+        assert all(new.token not in str(getattr(bot, c.name)) for c in BotRow.__table__.columns)
+        assert s.get_one(BotStatsRow, new.bot_id).matches == 0
 
 
 def test_each_registration_gets_its_own_token_and_secret(db: Database) -> None:
@@ -48,7 +49,7 @@ def test_bot_names_are_unique(db: Database) -> None:
     with pytest.raises(BotNameTakenError):
         update_bot(db, other.bot_id, name="alpha")
     with db.session() as s:
-        assert s.scalars(select(Bot.name).order_by(Bot.id)).all() == ["alpha", "beta"]
+        assert s.scalars(select(BotRow.name).order_by(BotRow.id)).all() == ["alpha", "beta"]
 
 
 @pytest.mark.parametrize("name", ["", "-dash", "has space", "x" * 65, "semi;colon"])
@@ -62,7 +63,7 @@ def test_rotate_token_revokes_the_old_one(db: Database) -> None:
     token = rotate_token(db, new.bot_id)
     assert token != new.token
     with db.session() as s:
-        stored = s.get_one(Bot, new.bot_id).token_hash
+        stored = s.get_one(BotRow, new.bot_id).token_hash
     assert stored == hash_token(token) != hash_token(new.token)
 
 
@@ -72,7 +73,7 @@ def test_rotate_secret_status_and_url_updates(db: Database) -> None:
     set_status(db, new.bot_id, BotStatus.INACTIVE)
     update_bot(db, new.bot_id, url="http://127.0.0.1:9009", name="alpha-2")
     with db.session() as s:
-        bot = s.get_one(Bot, new.bot_id)
+        bot = s.get_one(BotRow, new.bot_id)
         assert bot.secret == secret != new.secret
         assert bot.previous_secret == new.secret  # still signs during the rotation window
         assert bot.status is BotStatus.INACTIVE

@@ -23,33 +23,33 @@ from sqlalchemy import update
 from sqlalchemy.exc import IntegrityError
 
 from arena.db.models import (
-    Bot,
+    BotRow,
     GameRow,
     HandRow,
-    Match,
-    MatchResult,
-    MatchStatus,
-    RatingHistory,
+    MatchResultRow,
+    MatchRow,
+    RatingHistoryRow,
     utcnow,
 )
 from arena.db.session import Database
-from arena.jobs import JobStatus, run_match_job
-from arena.match import MatchRunner
-from arena.players import Player
-from arena.records import MatchRecord
-from arena.replay import load_record, verify_record
+from arena.playing.jobs import JobStatus, run_match_job
+from arena.playing.match import MatchRunner
+from arena.playing.players import Player
+from arena.playing.records import MatchRecord
+from arena.playing.stored import record_digest
+from arena.reading.replay import load_record, verify_record
 from arena.rules.ruleset import RuleSet
 from arena.services.matches import (
     Claim,
     claim_match,
     fail_match,
-    record_digest,
-    record_match_result,
     renew_lease,
     schedule_match,
     sweep_stuck,
 )
+from arena.services.recording import record_match_result
 from arena.settings import Settings, load_settings
+from arena.states import MatchStatus
 
 LEASE = 60
 
@@ -64,8 +64,8 @@ def expire_lease(db: Database, match_id: int) -> None:
     """What the clock does to a worker that died: its lease runs out."""
     with db.session() as s:
         s.execute(
-            update(Match)
-            .where(Match.id == match_id)
+            update(MatchRow)
+            .where(MatchRow.id == match_id)
             .values(lease_expires_at=utcnow() - timedelta(seconds=1))
         )
 
@@ -177,14 +177,14 @@ def test_recording_writes_everything_in_one_transaction(
         "rating_history": 2,
     }
     with db.session() as s:
-        result = s.get_one(MatchResult, match_id)
+        result = s.get_one(MatchResultRow, match_id)
         assert result.attempt == 1
         assert result.digest == record_digest(hands)
         assert "hands" not in result.summary["games"][0]
         logs = [h.log for h in s.query(HandRow).order_by(HandRow.game_id, HandRow.index)]
         assert logs == hands
-        history = {h.bot_id: h for h in s.query(RatingHistory)}
-        elo = {b.id: b.elo for b in s.query(Bot)}
+        history = {h.bot_id: h for h in s.query(RatingHistoryRow)}
+        elo = {b.id: b.elo for b in s.query(BotRow)}
     # Elo: both bots moved once, by opposite amounts, and the winner went up.
     a, b = pair
     assert history[a].before == history[b].before == 1500.0
@@ -212,7 +212,7 @@ def test_unrated_matches_leave_ratings_alone(db: Database, pair: tuple[int, int]
     assert record(db, c, play(c))
     assert counts(db, match_id)["rating_history"] == 0
     with db.session() as s:
-        assert {b.elo for b in s.query(Bot)} == {1500.0}
+        assert {b.elo for b in s.query(BotRow)} == {1500.0}
     assert stats_of(db, pair[0])["matches"] == 1
 
 
@@ -231,7 +231,7 @@ def test_a_forfeit_is_recorded_with_its_unfinished_game(
     assert stats_of(db, pair[1])["forfeits"] == 1
     assert stats_of(db, pair[1])["faults"] == len(rec.faults) > 0
     stored = load_record(db, match_id)
-    assert stored["forfeit"]["seat"] == "b"
+    assert stored.to_dict()["forfeit"]["seat"] == "b"
     assert verify_record(stored) == []
 
 
@@ -245,7 +245,7 @@ def test_unique_constraints_make_a_second_result_impossible(
     with db.session() as s:
         game_id = s.query(GameRow.id).filter_by(match_id=match_id, index=0).scalar()
     duplicates: list[Any] = [
-        MatchResult(match_id=match_id, attempt=2, summary={}, digest="0" * 64),
+        MatchResultRow(match_id=match_id, attempt=2, summary={}, digest="0" * 64),
         GameRow(
             match_id=match_id, index=0, winner="a", points_a=0, points_b=0, totals_a=0, totals_b=0
         ),
@@ -259,7 +259,7 @@ def test_unique_constraints_make_a_second_result_impossible(
             points=0,
             log={},
         ),
-        RatingHistory(bot_id=pair[0], match_id=match_id, before=1.0, after=2.0),
+        RatingHistoryRow(bot_id=pair[0], match_id=match_id, before=1.0, after=2.0),
     ]
     before = counts(db, match_id)
     for row in duplicates:
@@ -280,7 +280,9 @@ def test_a_second_recording_that_passes_the_guard_is_rolled_back_whole(
     assert record(db, c, rec)
     before = (counts(db, match_id), [stats_of(db, b) for b in pair])
     with db.session() as s:  # a bug puts the finished match back in its attempt's hands
-        s.execute(update(Match).where(Match.id == match_id).values(status=MatchStatus.RUNNING))
+        s.execute(
+            update(MatchRow).where(MatchRow.id == match_id).values(status=MatchStatus.RUNNING)
+        )
     with pytest.raises(IntegrityError):
         record(db, c, rec)
     assert (counts(db, match_id), [stats_of(db, b) for b in pair]) == before
@@ -294,10 +296,10 @@ def test_sweep_stuck_returns_expired_leases_to_pending(db: Database, pair: tuple
     c = claim(db, done, "again")
     assert c is None
     with db.session() as s:
-        s.execute(update(Match).where(Match.id == done).values(status=MatchStatus.FINISHED))
+        s.execute(update(MatchRow).where(MatchRow.id == done).values(status=MatchStatus.FINISHED))
     expire_lease(db, stuck)
     expire_lease(db, done)
-    assert sweep_stuck(db) == [stuck]
+    assert sweep_stuck(db, pending_grace_s=300) == [stuck]
     m = match_row(db, stuck)
     assert (m.status, m.lease_owner, m.attempt) == (MatchStatus.PENDING, None, 1)
     assert match_row(db, live).status is MatchStatus.RUNNING
@@ -375,9 +377,9 @@ def test_the_same_job_twice_at_once_records_once(db: Database, pair: tuple[int, 
     assert all(
         o in (JobStatus.SKIPPED, JobStatus.BUSY) for o in outcomes if o is not JobStatus.RECORDED
     )
-    assert count(db, MatchResult) == 3
+    assert count(db, MatchResultRow) == 3
     assert stats_of(db, pair[0])["matches"] == 3
-    assert count(db, RatingHistory) == 6
+    assert count(db, RatingHistoryRow) == 6
 
 
 def test_a_job_that_loses_its_lease_mid_match_records_nothing(
@@ -509,5 +511,5 @@ def test_a_hollywood_match_is_recorded_and_its_stored_replay_verifies(
     assert len(data["games"]) == 3
     assert counts(db, match_id)["hands"] == sum(len(g["hands"]) for g in data["games"])
     stored = load_record(db, match_id)
-    assert [g["net"] for g in stored["games"]] == [g["net"] for g in data["games"]]
+    assert [g.net for g in stored.games] == [g["net"] for g in data["games"]]
     assert verify_record(stored) == []

@@ -23,20 +23,18 @@ from sqlalchemy import create_engine, inspect, select, text
 from arena.db.migrate import current_revision
 from arena.db.models import (
     Base,
-    Bot,
-    BotStats,
-    BotStatus,
+    BotRow,
+    BotStatsRow,
     GameRow,
     HandRow,
-    Match,
-    MatchResult,
-    MatchStatus,
-    RatingHistory,
-    Tournament,
-    TournamentEntry,
-    TournamentStatus,
+    MatchResultRow,
+    MatchRow,
+    RatingHistoryRow,
+    TournamentEntryRow,
+    TournamentRow,
 )
 from arena.db.session import Database
+from arena.states import BotStatus, MatchStatus, TournamentStatus
 
 
 def gin_arena(
@@ -111,7 +109,7 @@ def test_models_round_trip(db: Database) -> None:
     when = datetime(2024, 5, 6, 7, 8, 9, tzinfo=UTC)
     big_seed = 2**53 + 7
     with db.session() as s:
-        a = Bot(
+        a = BotRow(
             name="alpha",
             owner="ann",
             url="http://127.0.0.1:9001",
@@ -119,7 +117,7 @@ def test_models_round_trip(db: Database) -> None:
             token_hash="0" * 64,
             secret="whsec_x",
         )
-        b = Bot(
+        b = BotRow(
             name="beta",
             owner="bob",
             url="http://127.0.0.1:9002",
@@ -131,8 +129,8 @@ def test_models_round_trip(db: Database) -> None:
         )
         s.add_all([a, b])
         s.flush()
-        s.add(BotStats(bot_id=a.id, matches=3, latency_histogram=[0, 2, 5]))
-        t = Tournament(
+        s.add(BotStatsRow(bot_id=a.id, matches=3, latency_histogram=[0, 2, 5]))
+        t = TournamentRow(
             name="cup",
             format="swiss",
             options={"rounds": 3},
@@ -145,11 +143,11 @@ def test_models_round_trip(db: Database) -> None:
         s.flush()
         s.add_all(
             [
-                TournamentEntry(tournament_id=t.id, bot_id=a.id, seed_rank=1),
-                TournamentEntry(tournament_id=t.id, bot_id=b.id, seed_rank=2, withdrawn=True),
+                TournamentEntryRow(tournament_id=t.id, bot_id=a.id, seed_rank=1),
+                TournamentEntryRow(tournament_id=t.id, bot_id=b.id, seed_rank=2, withdrawn=True),
             ]
         )
-        m = Match(
+        m = MatchRow(
             bot_a_id=a.id,
             bot_b_id=b.id,
             rules={"target": 100, "nested": {"k": [1, 2]}},
@@ -161,7 +159,7 @@ def test_models_round_trip(db: Database) -> None:
         )
         s.add(m)
         s.flush()
-        s.add(MatchResult(match_id=m.id, attempt=1, summary={"winner": "a"}, digest="d" * 64))
+        s.add(MatchResultRow(match_id=m.id, attempt=1, summary={"winner": "a"}, digest="d" * 64))
         g = GameRow(
             match_id=m.id, index=0, winner="a", points_a=1, points_b=2, totals_a=3, totals_b=4
         )
@@ -179,20 +177,20 @@ def test_models_round_trip(db: Database) -> None:
                 log={"deck": "As 2s", "actions": [[0, {"t": 1}]]},
             )
         )
-        s.add(RatingHistory(bot_id=a.id, match_id=m.id, before=1500.0, after=1512.0))
+        s.add(RatingHistoryRow(bot_id=a.id, match_id=m.id, before=1500.0, after=1512.0))
         ids = (a.id, b.id, t.id, m.id)
 
     a_id, b_id, t_id, m_id = ids
     with db.session() as s:
-        bot_b = s.get_one(Bot, b_id)
+        bot_b = s.get_one(BotRow, b_id)
         assert bot_b.status is BotStatus.INACTIVE and bot_b.elo == 1612.5
         assert bot_b.created_at.tzinfo is not None
-        assert s.get_one(BotStats, a_id).latency_histogram == [0, 2, 5]
-        t = s.get_one(Tournament, t_id)
+        assert s.get_one(BotStatsRow, a_id).latency_histogram == [0, 2, 5]
+        t = s.get_one(TournamentRow, t_id)
         assert t.seed == big_seed and t.options == {"rounds": 3}
         assert t.started_at == when and t.status is TournamentStatus.RUNNING
         assert [(e.bot_id, e.withdrawn) for e in t.entries] == [(a_id, False), (b_id, True)]
-        m = s.get_one(Match, m_id)
+        m = s.get_one(MatchRow, m_id)
         assert m.seed == big_seed
         assert m.rules == {"target": 100, "nested": {"k": [1, 2]}}
         assert m.status is MatchStatus.FINISHED
@@ -202,11 +200,13 @@ def test_models_round_trip(db: Database) -> None:
         assert [g.index for g in m.games] == [0]
         hand = m.games[0].hands[0]
         assert hand.log == {"deck": "As 2s", "actions": [[0, {"t": 1}]]}
-        assert s.scalars(select(RatingHistory.after)).all() == [1512.0]
+        assert s.scalars(select(RatingHistoryRow.after)).all() == [1512.0]
 
 
 def test_naive_datetimes_are_refused(db: Database) -> None:
     with pytest.raises(Exception, match="naive datetime"), db.session() as s:
         s.add(
-            Tournament(name="x", format="swiss", rules={}, seed=1, started_at=datetime(2024, 1, 1))
+            TournamentRow(
+                name="x", format="swiss", rules={}, seed=1, started_at=datetime(2024, 1, 1)
+            )
         )

@@ -12,14 +12,15 @@ import pytest
 from db_support import SHORT, add_bots, add_match, heuristic_v_random
 from sqlalchemy import select, update
 
-from arena import queries
-from arena.db.models import Match, MatchStatus, RatingFit
+from arena.db.models import MatchRow, RatingFitRow
 from arena.db.session import Database
-from arena.jobs import run_match_job
-from arena.ratings import fit_ratings
+from arena.measures.ratings import fit_ratings
+from arena.playing.jobs import run_match_job
+from arena.reading.queries import bots as bot_queries
 from arena.services.matches import schedule_match
 from arena.services.ratings import refit_ratings
 from arena.settings import load_settings
+from arena.states import MatchStatus
 
 WAIT_S = 60  # a safety net against a hung test, never what makes a test pass
 
@@ -30,15 +31,15 @@ def add_results(db: Database, a: int, b: int, winners: str) -> None:
         for i, winner in enumerate(winners):
             match = schedule_match(session, a, b, rules=SHORT, seed=i)
             session.execute(
-                update(Match)
-                .where(Match.id == match.id)
+                update(MatchRow)
+                .where(MatchRow.id == match.id)
                 .values(status=MatchStatus.FINISHED, winner=winner)
             )
 
 
-def stored_fits(db: Database) -> dict[int, RatingFit]:
+def stored_fits(db: Database) -> dict[int, RatingFitRow]:
     with db.session() as session:
-        return {fit.bot_id: fit for fit in session.scalars(select(RatingFit))}
+        return {fit.bot_id: fit for fit in session.scalars(select(RatingFitRow))}
 
 
 class Run(threading.Thread):
@@ -147,10 +148,10 @@ def test_bots_without_rated_matches_are_listed_apart_after_the_ranked_ones(
     ann, newcomer, bob = add_bots(db, 3)
     add_results(db, ann, bob, "aaaaabbbbb")  # both fitted just under the prior's 1500
     refit_ratings(db, min_matches=2)
-    board = queries.leaderboard(db)
+    board = bot_queries.leaderboard(db)
     assert sorted(row["id"] for row in board) == [ann, bob]
     assert [row["rank"] for row in board] == [1, 2]
-    unrated = queries.unrated_bots(db)
+    unrated = bot_queries.unrated_bots(db)
     assert [row["id"] for row in unrated] == [newcomer]
     assert unrated[0]["rating"] is None and "rank" not in unrated[0]
 
@@ -159,10 +160,10 @@ def test_a_bot_rated_but_not_fitted_yet_is_ranked_by_live_elo(db: Database) -> N
     ann, bob, cat = add_bots(db, 3)
     match_id = add_match(db, ann, bob)
     assert run_match_job(db, load_settings({}), match_id, "w", make_players=heuristic_v_random)
-    board = queries.leaderboard(db)
+    board = bot_queries.leaderboard(db)
     assert sorted(row["id"] for row in board) == [ann, bob]
     assert board[0]["elo"] > board[1]["elo"]
-    assert [row["id"] for row in queries.unrated_bots(db)] == [cat]
+    assert [row["id"] for row in bot_queries.unrated_bots(db)] == [cat]
 
 
 def test_equal_ratings_are_ordered_by_rated_matches_then_bot_id(db: Database) -> None:
@@ -174,5 +175,5 @@ def test_equal_ratings_are_ordered_by_rated_matches_then_bot_id(db: Database) ->
     refit_ratings(db, min_matches=2)
     fits = stored_fits(db)
     assert {fit.rating for fit in fits.values()} == {1500.0}
-    assert [row["id"] for row in queries.leaderboard(db)] == [c, d, a, b]
-    assert [row["id"] for row in queries.list_bots(db, sort="rating")] == [c, d, a, b]
+    assert [row["id"] for row in bot_queries.leaderboard(db)] == [c, d, a, b]
+    assert [row["id"] for row in bot_queries.list_bots(db, sort="rating")] == [c, d, a, b]

@@ -10,9 +10,10 @@ from pathlib import Path
 from db_support import add_bots, add_match, count, counts, record_matches_worker, stats_of
 from sqlalchemy import func, select
 
-from arena.db.models import Bot, Match, MatchStatus
+from arena.db.models import BotRow, MatchRow
 from arena.db.session import Database
-from arena.replay import load_record, verify_record
+from arena.reading.replay import load_record, verify_record
+from arena.states import MatchStatus
 
 PROCESSES = 4
 THREADS = 3
@@ -58,19 +59,19 @@ def test_four_processes_recording_at_once_lose_nothing(
         assert sorted(m for m, _, _ in results) == sorted(match_ids)
 
         with db.session() as s:
-            statuses = s.scalars(select(Match.status).distinct()).all()
-            elo_sum = s.scalar(select(func.sum(Bot.elo)))
+            statuses = s.scalars(select(MatchRow.status).distinct()).all()
+            elo_sum = s.scalar(select(func.sum(BotRow.elo)))
         assert statuses == [MatchStatus.FINISHED]
         totals = counts(db)
         assert totals["results"] == len(match_ids)
         assert totals["rating_history"] == 2 * len(match_ids)
         assert totals["hands"] == sum(
-            len(g["hands"]) for m in match_ids for g in load_record(db, m)["games"]
+            len(g.hands) for m in match_ids for g in load_record(db, m).games
         )
         # Every bot played its share; the statistics count each match exactly once.
         assert sum(stats_of(db, b)["matches"] for b in bots) == 2 * len(match_ids)
         assert elo_sum is not None and abs(elo_sum - 4 * 1500.0) < 1e-6
-        assert count(db, Match, Match.attempt != 1) == 0
+        assert count(db, MatchRow, MatchRow.attempt != 1) == 0
         for match_id in match_ids[:: len(match_ids) // 4]:
             assert verify_record(load_record(db, match_id)) == []
     finally:

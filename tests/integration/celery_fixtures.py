@@ -13,7 +13,7 @@ from arena_procs import Workers
 from conftest import _truncate
 
 from arena.db.session import Database
-from arena.executors import CeleryExecutor
+from arena.playing.executors import CeleryExecutor
 from arena.settings import Settings, load_settings
 
 __all__ = ["broker_drained", "db", "env", "executor", "pg_url", "settings", "workers"]

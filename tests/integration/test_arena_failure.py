@@ -7,13 +7,14 @@ from __future__ import annotations
 from arena_procs import house_bots, wait_until
 from sqlalchemy import select, update
 
-from arena.db.models import Bot, BotStats, Match, MatchResult, MatchStatus, RatingHistory
+from arena.db.models import BotRow, BotStatsRow, MatchResultRow, MatchRow, RatingHistoryRow
 from arena.db.session import Database
-from arena.executors import LocalExecutor
+from arena.playing.executors import LocalExecutor
 from arena.rules.ruleset import RuleSet
 from arena.services.bots import register_bot
 from arena.services.tournaments import create_tournament, load_plan, start_tournament
 from arena.settings import load_settings
+from arena.states import MatchStatus
 from arena.tournaments import DecidedBy
 
 
@@ -32,7 +33,7 @@ def test_an_arena_failure_voids_the_match_and_scores_no_loss_for_either_bot(db: 
             for name, server in zip(names, servers, strict=True)
         ]
         with db.session() as s:
-            s.execute(update(Bot).where(Bot.id == ids[0]).values(secret="whsec_not-base64!"))
+            s.execute(update(BotRow).where(BotRow.id == ids[0]).values(secret="whsec_not-base64!"))
         tournament_id = create_tournament(
             db, name="t", format_name="round_robin", bot_ids=ids, rules=RuleSet(target=50), seed=3
         )
@@ -46,7 +47,7 @@ def test_an_arena_failure_voids_the_match_and_scores_no_loss_for_either_bot(db: 
 
     broken = str(ids[0])
     with db.session() as s:
-        matches = list(s.scalars(select(Match).where(Match.tournament_id == tournament_id)))
+        matches = list(s.scalars(select(MatchRow).where(MatchRow.tournament_id == tournament_id)))
         void = [m for m in matches if ids[0] in (m.bot_a_id, m.bot_b_id)]
         played = [m for m in matches if m not in void]
         assert len(void) == 2 and len(played) == 1
@@ -61,14 +62,16 @@ def test_an_arena_failure_voids_the_match_and_scores_no_loss_for_either_bot(db: 
             assert "SecretError" in m.error
         assert played[0].status is MatchStatus.FINISHED
         void_ids = [m.id for m in void]
-        assert not list(s.scalars(select(MatchResult).where(MatchResult.match_id.in_(void_ids))))
         assert not list(
-            s.scalars(select(RatingHistory).where(RatingHistory.match_id.in_(void_ids)))
+            s.scalars(select(MatchResultRow).where(MatchResultRow.match_id.in_(void_ids)))
         )
-        stats = {row.bot_id: row for row in s.scalars(select(BotStats))}
+        assert not list(
+            s.scalars(select(RatingHistoryRow).where(RatingHistoryRow.match_id.in_(void_ids)))
+        )
+        stats = {row.bot_id: row for row in s.scalars(select(BotStatsRow))}
         assert [stats[i].matches for i in ids] == [0, 1, 1]
         assert stats[ids[0]].losses == 0 and stats[ids[0]].forfeits == 0
-        assert s.get_one(Bot, ids[0]).elo == 1500.0
+        assert s.get_one(BotRow, ids[0]).elo == 1500.0
 
     _, plan = load_plan(db, tournament_id)
     against_broken = [p for p in plan.pairings if broken in (p.a, p.b) and None not in (p.a, p.b)]

@@ -16,21 +16,21 @@ from celery_fixtures import broker_drained
 from sqlalchemy import func, select
 
 from arena.db.models import (
-    Bot,
-    BotStats,
+    BotRow,
+    BotStatsRow,
     GameRow,
     HandRow,
-    Match,
-    MatchResult,
-    MatchStatus,
-    RatingHistory,
+    MatchResultRow,
+    MatchRow,
+    RatingHistoryRow,
 )
 from arena.db.session import Database
-from arena.executors import CeleryExecutor
-from arena.replay import load_record, verify_record
+from arena.playing.executors import CeleryExecutor
+from arena.reading.replay import load_record, verify_record
 from arena.rules.ruleset import RuleSet
 from arena.services.bots import register_bot
 from arena.services.matches import schedule_match
+from arena.states import MatchStatus
 
 pytestmark = [pytest.mark.postgres, pytest.mark.redis]
 
@@ -66,7 +66,9 @@ def schedule(db: Database, bot_urls: list[str], seeds: list[int]) -> list[int]:
 
 def statuses(db: Database, match_ids: list[int]) -> dict[int, MatchStatus]:
     with db.session() as s:
-        return dict(s.execute(select(Match.id, Match.status).where(Match.id.in_(match_ids))).all())
+        return dict(
+            s.execute(select(MatchRow.id, MatchRow.status).where(MatchRow.id.in_(match_ids))).all()
+        )
 
 
 def all_finished(db: Database, match_ids: list[int]) -> bool:
@@ -82,11 +84,11 @@ def assert_recorded_once(db: Database, match_id: int) -> None:
     """Exactly one result, one replay (games and deals), one set of statistics and ratings."""
     record = load_record(db, match_id)
     assert verify_record(record) == []
-    assert rows(db, MatchResult, MatchResult.match_id == match_id) == 1
-    assert rows(db, GameRow, GameRow.match_id == match_id) == len(record["games"])
-    hands = sum(len(g["hands"]) for g in record["games"])
+    assert rows(db, MatchResultRow, MatchResultRow.match_id == match_id) == 1
+    assert rows(db, GameRow, GameRow.match_id == match_id) == len(record.games)
+    hands = sum(len(g.hands) for g in record.games)
     assert rows(db, HandRow, HandRow.match_id == match_id) == hands
-    assert rows(db, RatingHistory, RatingHistory.match_id == match_id) == 2
+    assert rows(db, RatingHistoryRow, RatingHistoryRow.match_id == match_id) == 2
 
 
 def test_celery_workers_play_matches_that_replay(
@@ -105,8 +107,8 @@ def test_celery_workers_play_matches_that_replay(
     for match_id in match_ids:
         assert_recorded_once(db, match_id)
     with db.session() as s:
-        assert s.scalars(select(BotStats.matches)).all() == [4, 4]
-        elo = s.scalars(select(Bot.elo)).all()
+        assert s.scalars(select(BotStatsRow.matches)).all() == [4, 4]
+        elo = s.scalars(select(BotRow.elo)).all()
     assert sum(elo) == pytest.approx(3000.0)
     wait_until(lambda: broker_drained(redis_url), timeout=30, what="the broker to drain")
 
@@ -124,7 +126,7 @@ def test_a_worker_killed_mid_match_leaves_exactly_one_result(
 
         def holder() -> int | None:
             with db.session() as s:
-                m = s.get_one(Match, match_id)
+                m = s.get_one(MatchRow, match_id)
                 if m.status is not MatchStatus.RUNNING or m.lease_owner is None:
                     return None
                 return next((pid for pid in by_pid if f"-{pid}-" in m.lease_owner), None)
@@ -146,10 +148,10 @@ def test_a_worker_killed_mid_match_leaves_exactly_one_result(
         )
     assert survivor.proc.poll() is None
     with db.session() as s:
-        m = s.get_one(Match, match_id)
-        result = s.get_one(MatchResult, match_id)
+        m = s.get_one(MatchRow, match_id)
+        result = s.get_one(MatchResultRow, match_id)
         assert m.attempt >= 2 and result.attempt == m.attempt
-        assert s.scalars(select(BotStats.matches)).all() == [1, 1]
+        assert s.scalars(select(BotStatsRow.matches)).all() == [1, 1]
     assert_recorded_once(db, match_id)
     wait_until(
         lambda: broker_drained(redis_url),
@@ -184,7 +186,7 @@ def test_the_same_task_twice_at_once_records_one_result(
             line.rsplit(": ", 1)[-1].strip("'")
             for w in (w1, w2)
             for line in w.log().splitlines()
-            if "play_match" in line and " succeeded in " in line
+            if "run_match" in line and " succeeded in " in line
         ]
 
     wait_until(
@@ -196,7 +198,7 @@ def test_the_same_task_twice_at_once_records_one_result(
     assert set(outcomes()) - {"recorded"} <= {"skipped", "fenced"}, workers.logs()
     assert_recorded_once(db, match_id)
     with db.session() as s:
-        assert s.scalars(select(BotStats.matches)).all() == [1, 1]
+        assert s.scalars(select(BotStatsRow.matches)).all() == [1, 1]
 
 
 @pytest.mark.parametrize(
@@ -226,10 +228,10 @@ def test_a_match_past_the_soft_time_limit_fails_in_the_threads_pool(
             explain=workers.logs,
         )
     with db.session() as s:
-        m = s.get_one(Match, match_id)
+        m = s.get_one(MatchRow, match_id)
         assert m.error is not None and "ARENA_TASK_SOFT_TIME_LIMIT" in m.error
         assert m.attempt == 1
-    assert rows(db, MatchResult, MatchResult.match_id == match_id) == 0
+    assert rows(db, MatchResultRow, MatchResultRow.match_id == match_id) == 0
     assert rows(db, HandRow, HandRow.match_id == match_id) == 0
     wait_until(
         lambda: broker_drained(redis_url), timeout=30, what="the broker to drain", explain=w1.log

@@ -14,23 +14,22 @@ from rich.console import Console
 from sqlalchemy import func, select
 
 from arena.db.models import (
-    Bot,
-    BotStats,
-    Match,
-    MatchResult,
-    MatchStatus,
-    RatingFit,
-    RatingHistory,
-    Tournament,
-    TournamentStatus,
+    BotRow,
+    BotStatsRow,
+    MatchResultRow,
+    MatchRow,
+    RatingFitRow,
+    RatingHistoryRow,
+    TournamentRow,
 )
 from arena.db.session import Database
-from arena.executors import CeleryExecutor
-from arena.progress import standings_table
-from arena.replay import load_record, verify_record
+from arena.playing.executors import CeleryExecutor
+from arena.reading.progress import standings_table
+from arena.reading.replay import load_record, verify_record
 from arena.rules.ruleset import RuleSet
 from arena.services.bots import register_bot
 from arena.services.tournaments import create_tournament, load_plan, start_tournament
+from arena.states import MatchStatus, TournamentStatus
 
 pytestmark = [pytest.mark.postgres, pytest.mark.redis]
 
@@ -53,7 +52,7 @@ def worker_env() -> dict[str, str]:
 
 def tournament_status(db: Database, tournament_id: int) -> TournamentStatus:
     with db.session() as s:
-        return s.get_one(Tournament, tournament_id).status
+        return s.get_one(TournamentRow, tournament_id).status
 
 
 @pytest.mark.parametrize(
@@ -91,12 +90,12 @@ def test_a_tournament_of_http_bots_runs_itself_through_celery(
         )
 
     with db.session() as s:
-        rows = list(s.scalars(select(Match).where(Match.tournament_id == tid)))
-        elo = {b.id: b.elo for b in s.scalars(select(Bot))}
-        stats = {st.bot_id: st for st in s.scalars(select(BotStats))}
-        fits = {f.bot_id: f for f in s.scalars(select(RatingFit))}
-        history = s.scalar(select(func.count()).select_from(RatingHistory))
-        results = s.scalar(select(func.count()).select_from(MatchResult))
+        rows = list(s.scalars(select(MatchRow).where(MatchRow.tournament_id == tid)))
+        elo = {b.id: b.elo for b in s.scalars(select(BotRow))}
+        stats = {st.bot_id: st for st in s.scalars(select(BotStatsRow))}
+        fits = {f.bot_id: f for f in s.scalars(select(RatingFitRow))}
+        history = s.scalar(select(func.count()).select_from(RatingHistoryRow))
+        results = s.scalar(select(func.count()).select_from(MatchResultRow))
     expected = matches if isinstance(matches, tuple) else (matches,)
     assert len(rows) in expected
     assert {m.status for m in rows} == {MatchStatus.FINISHED}

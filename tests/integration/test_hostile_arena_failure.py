@@ -30,23 +30,22 @@ from test_hostile_records import AnswersWith
 
 from arena.api import close_app, create_app
 from arena.db.models import (
-    Bot,
-    BotStats,
-    Match,
-    MatchResult,
-    MatchStatus,
-    RatingHistory,
-    Tournament,
-    TournamentEntry,
-    TournamentStatus,
+    BotRow,
+    BotStatsRow,
+    MatchResultRow,
+    MatchRow,
+    RatingHistoryRow,
+    TournamentEntryRow,
+    TournamentRow,
 )
 from arena.db.session import Database
-from arena.executors import CeleryExecutor, LocalExecutor
+from arena.playing.executors import CeleryExecutor, LocalExecutor
 from arena.rules.ruleset import RuleSet
 from arena.services.bots import register_bot
 from arena.services.matches import schedule_match
 from arena.services.tournaments import create_tournament, load_plan, start_tournament
 from arena.settings import Settings, load_settings
+from arena.states import MatchStatus, TournamentStatus
 
 pytestmark = [pytest.mark.postgres, pytest.mark.redis]
 
@@ -69,7 +68,7 @@ def worker_env() -> dict[str, str]:
 def api(pg_url: str) -> Iterator[FlaskClient]:
     """The public API over the test database (no token: what anyone sees)."""
     db = Database(pg_url)
-    app = create_app(Settings(database_url=pg_url, rate_limit=""), db=db, enqueue=lambda _: None)
+    app = create_app(Settings(database_url=pg_url, rate_limit=""), db=db)
     app.config["TESTING"] = True
     try:
         yield app.test_client()
@@ -80,7 +79,7 @@ def api(pg_url: str) -> Iterator[FlaskClient]:
 
 def finished(db: Database, tournament_id: int) -> bool:
     with db.session() as s:
-        return s.get_one(Tournament, tournament_id).status is TournamentStatus.FINISHED
+        return s.get_one(TournamentRow, tournament_id).status is TournamentStatus.FINISHED
 
 
 def get(api: FlaskClient, path: str) -> Any:
@@ -99,7 +98,7 @@ def test_an_arena_failure_under_celery_is_void_in_the_api_bracket_standings_and_
             for name, server in zip(["broken", "sound-1", "sound-2"], servers, strict=True)
         ]
         with db.session() as s:
-            s.execute(update(Bot).where(Bot.id == ids[0]).values(secret="whsec_not-base64!"))
+            s.execute(update(BotRow).where(BotRow.id == ids[0]).values(secret="whsec_not-base64!"))
         tid = create_tournament(
             db, name="t", format_name="round_robin", bot_ids=ids, rules=RULES, seed=3
         )
@@ -110,18 +109,20 @@ def test_an_arena_failure_under_celery_is_void_in_the_api_bracket_standings_and_
 
     broken = ids[0]
     with db.session() as s:
-        matches = list(s.scalars(select(Match).where(Match.tournament_id == tid)))
+        matches = list(s.scalars(select(MatchRow).where(MatchRow.tournament_id == tid)))
         void = [m for m in matches if broken in (m.bot_a_id, m.bot_b_id)]
         assert len(void) == 2 and len(matches) == 3
         assert all(m.status is MatchStatus.FAILED and m.attempt == 2 for m in void)
         void_ids = [m.id for m in void]
-        assert not list(s.scalars(select(MatchResult).where(MatchResult.match_id.in_(void_ids))))
         assert not list(
-            s.scalars(select(RatingHistory).where(RatingHistory.match_id.in_(void_ids)))
+            s.scalars(select(MatchResultRow).where(MatchResultRow.match_id.in_(void_ids)))
         )
-        stats = s.get_one(BotStats, broken)
+        assert not list(
+            s.scalars(select(RatingHistoryRow).where(RatingHistoryRow.match_id.in_(void_ids)))
+        )
+        stats = s.get_one(BotStatsRow, broken)
         assert (stats.matches, stats.losses, stats.forfeits) == (0, 0, 0)
-        assert s.get_one(Bot, broken).elo == 1500.0
+        assert s.get_one(BotRow, broken).elo == 1500.0
 
     for match_id in void_ids:
         view = get(api, f"/api/v1/matches/{match_id}")
@@ -169,7 +170,7 @@ def test_two_bots_unreachable_at_once_void_their_match_and_each_is_withdrawn_alo
 
     dead = set(ids[:2])
     with db.session() as s:
-        matches = list(s.scalars(select(Match).where(Match.tournament_id == tid)))
+        matches = list(s.scalars(select(MatchRow).where(MatchRow.tournament_id == tid)))
         both_dead = [m for m in matches if {m.bot_a_id, m.bot_b_id} == dead]
         assert len(both_dead) == 1
         (m,) = both_dead
@@ -184,10 +185,10 @@ def test_two_bots_unreachable_at_once_void_their_match_and_each_is_withdrawn_alo
             assert m.forfeit_reason.startswith("unreachable at the start")
             live_seat = "a" if m.bot_a_id == ids[2] else "b"
             assert m.winner == live_seat
-        entries = {e.bot_id: e for e in s.scalars(select(TournamentEntry))}
+        entries = {e.bot_id: e for e in s.scalars(select(TournamentEntryRow))}
         assert entries[ids[0]].withdrawn and entries[ids[1]].withdrawn
         assert not entries[ids[2]].withdrawn
-        losses = {row.bot_id: row.losses for row in s.scalars(select(BotStats))}
+        losses = {row.bot_id: row.losses for row in s.scalars(select(BotStatsRow))}
         assert losses == {ids[0]: 1, ids[1]: 1, ids[2]: 0}  # one loss each, not two
     _, plan = load_plan(db, tid)
     standings = {s.participant: s for s in plan.standings}
@@ -218,18 +219,18 @@ def test_hostile_answers_under_celery_are_the_senders_forfeit_recorded_once(
 
         def done() -> bool:
             with db.session() as s:
-                return s.get_one(Match, match_id).status in (
+                return s.get_one(MatchRow, match_id).status in (
                     MatchStatus.FINISHED,
                     MatchStatus.FAILED,
                 )
 
         wait_until(done, timeout=120, what="the match", explain=workers.logs)
     with db.session() as s:
-        match = s.get_one(Match, match_id)
+        match = s.get_one(MatchRow, match_id)
         assert (match.status, match.attempt) == (MatchStatus.FINISHED, 1), match.error
         assert (match.forfeit_seat, match.winner) == ("a", "b")
         assert match.forfeit_reason is not None and "\x00" not in match.forfeit_reason
-        results = s.scalars(select(MatchResult).where(MatchResult.match_id == match_id))
+        results = s.scalars(select(MatchResultRow).where(MatchResultRow.match_id == match_id))
         assert len(list(results)) == 1
-        losses = {row.bot_id: row.losses for row in s.scalars(select(BotStats))}
+        losses = {row.bot_id: row.losses for row in s.scalars(select(BotStatsRow))}
         assert losses == {a: 1, b: 0}

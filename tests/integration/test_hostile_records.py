@@ -17,14 +17,15 @@ from arena_procs import house_bots, wait_until
 from loopback import HttpMessage, LoopbackServer, http_response
 from sqlalchemy import select
 
-from arena.db.models import Match, MatchResult, MatchStatus
+from arena.db.models import MatchResultRow, MatchRow
 from arena.db.session import Database
-from arena.executors import LocalExecutor
-from arena.jobs import JobStatus, run_match_job
+from arena.playing.executors import LocalExecutor
+from arena.playing.jobs import JobStatus, run_match_job
 from arena.rules.ruleset import RuleSet
 from arena.services.bots import register_bot
 from arena.services.matches import schedule_match
 from arena.settings import load_settings
+from arena.states import MatchStatus
 
 
 class AnswersWith(LoopbackServer):
@@ -53,7 +54,7 @@ class AnswersWith(LoopbackServer):
             self.stop()
 
 
-def play_against_house(db: Database, answer: bytes) -> Match:
+def play_against_house(db: Database, answer: bytes) -> MatchRow:
     """Register a bot answering ``answer`` (seat a) and a greedy house bot (seat b), and run
     the match job once in this process; the stored match."""
     settings = load_settings({}, database_url=db.url, allow_loopback=True, max_attempts=2)
@@ -65,7 +66,7 @@ def play_against_house(db: Database, answer: bytes) -> Match:
         outcome = run_match_job(db, settings, match_id, "test")
     assert outcome.status is JobStatus.RECORDED, outcome
     with db.session() as s:
-        match = s.get_one(Match, match_id)
+        match = s.get_one(MatchRow, match_id)
         s.expunge(match)
         return match
 
@@ -85,7 +86,8 @@ def test_an_error_page_with_nul_bytes_is_the_bots_forfeit_not_an_arena_failure(
     assert "\x00" not in match.forfeit_reason
     with db.session() as s:
         assert (
-            len(list(s.scalars(select(MatchResult).where(MatchResult.match_id == match.id)))) == 1
+            len(list(s.scalars(select(MatchResultRow).where(MatchResultRow.match_id == match.id))))
+            == 1
         )
 
 
@@ -116,14 +118,15 @@ def test_the_local_executor_records_a_hostile_bots_forfeit_once_never_void(
 
             def done() -> bool:
                 with db.session() as s:
-                    status = s.get_one(Match, match_id).status
+                    status = s.get_one(MatchRow, match_id).status
                     return status in (MatchStatus.FINISHED, MatchStatus.FAILED)
 
             wait_until(done, timeout=120, what="the match")
     with db.session() as s:
-        match = s.get_one(Match, match_id)
+        match = s.get_one(MatchRow, match_id)
         assert (match.status, match.attempt) == (MatchStatus.FINISHED, 1), match.error
         assert (match.forfeit_seat, match.winner) == ("a", "b")
         assert (
-            len(list(s.scalars(select(MatchResult).where(MatchResult.match_id == match_id)))) == 1
+            len(list(s.scalars(select(MatchResultRow).where(MatchResultRow.match_id == match_id))))
+            == 1
         )

@@ -11,12 +11,13 @@ from typing import Any
 
 import pytest
 from arena_procs import gin_arena
-from sqlalchemy import select
+from sqlalchemy import select, update
 
-from arena.db.models import HandRow
+from arena.db.models import HandRow, MatchResultRow
 from arena.db.session import Database
-from arena.jobs import JobStatus, run_match_job
-from arena.players import HeuristicPlayer, Player, RandomPlayer
+from arena.playing.jobs import JobStatus, run_match_job
+from arena.playing.players import HeuristicPlayer, Player, RandomPlayer
+from arena.playing.stored import SCHEMA_VERSION
 from arena.rules.ruleset import RuleSet
 from arena.services.bots import register_bot
 from arena.services.matches import Claim, schedule_match
@@ -110,3 +111,42 @@ def test_replay_of_an_unknown_match_is_a_usage_error(db: Database) -> None:
     done = replay(db, "12345")
     assert done.returncode == 2
     assert "no match 12345" in done.stderr and "Traceback" not in done.stderr
+
+
+def test_a_stored_record_that_is_no_record_is_one_line_naming_the_place(
+    db: Database, match_id: int
+) -> None:
+    tamper(db, match_id, lambda log: log.update(points="ten"))
+    done = replay(db, str(match_id))
+    assert done.returncode == 1
+    assert done.stderr.strip().splitlines() == [
+        "gin-arena: error: the stored record cannot be read: not a match record:"
+        " Expected `int`, got `str` - at `$.games[0].hands[0].points`"
+    ]
+    assert done.stdout == ""
+
+
+def test_a_record_from_an_older_schema_version_is_refused_with_one_line(
+    db: Database, match_id: int
+) -> None:
+    with db.session() as s:
+        s.execute(
+            update(MatchResultRow)
+            .where(MatchResultRow.match_id == match_id)
+            .values(schema_version=SCHEMA_VERSION - 1)
+        )
+    done = replay(db, str(match_id))
+    assert done.returncode == 1
+    (line,) = done.stderr.strip().splitlines()
+    assert f"schema version {SCHEMA_VERSION - 1} is not one this arena reads" in line
+    assert "Traceback" not in done.stderr
+
+
+def test_replay_of_a_match_with_no_result_yet_says_so(db: Database) -> None:
+    a = register_bot(db, name="gamma", owner="t", url="http://127.0.0.1:9003").bot_id
+    b = register_bot(db, name="delta", owner="t", url="http://127.0.0.1:9004").bot_id
+    with db.session() as s:
+        pending = schedule_match(s, a, b, rules=RuleSet(target=100), seed=1).id
+    done = replay(db, str(pending))
+    assert done.returncode == 2
+    assert f"match {pending} has no result yet (status pending)" in done.stderr

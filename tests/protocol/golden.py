@@ -31,8 +31,9 @@ import msgspec
 
 from arena.bots.sdk import BotServer
 from arena.cards import CARD_VALUES
-from arena.match import MatchRunner
-from arena.players import Exchange, Fault, FaultKind, HeuristicPlayer, MatchContext, Turn
+from arena.playing.match import MatchRunner
+from arena.playing.players import Exchange, Fault, FaultKind, HeuristicPlayer, MatchContext, Turn
+from arena.playing.records import MatchRecord
 from arena.protocol.http_player import HttpPlayer, record_for_seat
 from arena.protocol.wire import (
     PROTOCOL_VERSION,
@@ -43,7 +44,6 @@ from arena.protocol.wire import (
     WireAction,
     act_request,
 )
-from arena.records import MatchRecord
 from arena.rules.actions import Action, ActionKind, Phase, knock
 from arena.rules.melds import arrange, deadwood_mask
 from arena.rules.ruleset import MisknockPolicy, RuleSet

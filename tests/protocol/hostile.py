@@ -38,10 +38,11 @@ from arena.bots.house import house_bot
 from arena.bots.sdk import BotServer, _Handler
 from arena.bots.strategies import greedy
 from arena.cards import CARDS, parse_card
-from arena.match import play_match
+from arena.playing.match import play_match
+from arena.playing.records import MatchRecord
+from arena.playing.stored import ActionEntry
 from arena.protocol.http_player import HttpPlayer
 from arena.protocol.wire import PROTOCOL_VERSION, ActRequest, WireAction
-from arena.records import ActionEntry, MatchRecord
 from arena.rules.hand import HandState, apply, new_deal
 from arena.rules.melds import deadwood_mask
 from arena.rules.record import parse_deck

@@ -22,17 +22,17 @@ from hypothesis import strategies as st
 from loopback import HttpMessage, LoopbackServer, http_response
 
 from arena.bots.probe import probe_bot
-from arena.match import MatchRunner
-from arena.players import Fault, FaultKind, HeuristicPlayer, MatchContext, Turn
+from arena.playing.match import MatchRunner
+from arena.playing.players import Fault, FaultKind, HeuristicPlayer, MatchContext, Turn
+from arena.playing.stored import ActionEntry, parse_record, raw_answer_from_json, raw_answer_to_json
 from arena.protocol.http_player import HttpPlayer
 from arena.protocol.transport import MAX_BODY
 from arena.protocol.wire import PROTOCOL_VERSION, WireError, decode_action, decode_info
-from arena.records import ActionEntry, raw_answer_from_json, raw_answer_to_json
+from arena.reading.seat_replay import seat_replay
 from arena.rules.actions import Action, ActionKind
 from arena.rules.hand import new_deal
 from arena.rules.observation import observe
 from arena.rules.ruleset import RuleSet
-from arena.seat_replay import seat_replay
 
 NESTED_1000 = b'{"action":"pass","x":' + b"[" * 1000 + b"]" * 1000 + b"}"
 READ_FAULTS = {"bad_json", "schema"}
@@ -303,7 +303,7 @@ def test_an_answer_that_is_not_utf8_is_stored_as_base64_and_replayed_exactly(
     assert entries and all(e[3] == "bad_json" for e in entries)
     assert all(raw_answer_from_json(e[4]) == body for e in entries)
     assert all(ActionEntry.from_list(e).raw == body for e in entries)
-    steps = seat_replay(d, "a")["steps"]
+    steps = seat_replay(parse_record(d), "a")["steps"]
     assert [s["answer_raw_encoding"] for s in steps] == ["base64"] * len(steps)
     assert all(base64.b64decode(s["answer_raw"]) == body for s in steps)
     assert all(s["answer"] is None and s["fault"]["kind"] == "bad_json" for s in steps)

@@ -36,10 +36,10 @@ from hostile import (
 
 from arena.bots.sdk import BotServer
 from arena.bots.strategies import greedy
-from arena.match import NeitherStartedError, play_match
+from arena.playing.match import NeitherStartedError, play_match
+from arena.playing.records import MatchRecord
 from arena.protocol.http_player import HttpPlayer
 from arena.protocol.wire import ActRequest, WireAction
-from arena.records import MatchRecord
 from arena.rules.actions import DRAW_STOCK, OPEN_HAND, PASS, Action, ActionKind, Phase
 from arena.rules.hand import EventKind, HandState
 from arena.rules.melds import deadwood_mask

@@ -30,7 +30,7 @@ from arena.bots.strategies import greedy
 from arena.cards import CARDS
 from arena.cli import main
 from arena.db.session import Database
-from arena.match import play_match
+from arena.playing.match import play_match
 from arena.protocol.http_player import HttpPlayer
 from arena.protocol.transport import MAX_BODY
 from arena.protocol.wire import PROTOCOL_VERSION, ActRequest
@@ -295,7 +295,7 @@ def api_client(tmp_path_factory: pytest.TempPathFactory, sqlite_template: Path) 
     url = f"sqlite:///{path}"
     db = Database(url)
     settings = Settings(database_url=url, allow_loopback=True, rate_limit="")
-    app = create_app(settings, db=db, enqueue=lambda ids: None)
+    app = create_app(settings, db=db)  # local settings: submitted matches stay pending
     app.config["TESTING"] = True
     try:
         yield app.test_client()

@@ -17,8 +17,8 @@ from typing import Any
 from hostile import running
 
 from arena.bots.house import house_bot
-from arena.match import play_match
-from arena.players import HeuristicPlayer, MatchContext, RandomPlayer
+from arena.playing.match import play_match
+from arena.playing.players import HeuristicPlayer, MatchContext, RandomPlayer
 from arena.protocol.http_player import HttpPlayer
 from arena.rules.ruleset import RuleSet
 

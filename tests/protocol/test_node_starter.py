@@ -22,7 +22,7 @@ import pytest
 from hostile import house, running
 from loopback import free_port
 
-from arena.match import play_match
+from arena.playing.match import play_match
 from arena.protocol.http_player import HttpPlayer
 from arena.protocol.signing import generate_secret
 from arena.rules.ruleset import RuleSet

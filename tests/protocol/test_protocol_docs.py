@@ -15,8 +15,8 @@ import pytest
 
 from arena.bots.check import positions
 from arena.cards import CARDS, Card
-from arena.match import play_match
-from arena.players import HeuristicPlayer
+from arena.playing.match import play_match
+from arena.playing.players import HeuristicPlayer
 from arena.protocol.wire import ActionName
 from arena.rules.actions import DRAW_STOCK, PASS, TAKE_DISCARD, Action, ActionKind, discard
 from arena.rules.hand import EventKind, apply, legal_actions, new_deal, play

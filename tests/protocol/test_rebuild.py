@@ -15,7 +15,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from rebuild import inconsistencies
 
-from arena.players import Turn
+from arena.playing.players import Turn
 from arena.protocol.wire import act_request
 from arena.rules.actions import Action, ActionError, ActionKind, Phase, knock
 from arena.rules.hand import legal_actions, new_deal, play

@@ -23,8 +23,8 @@ from loopback import LoopbackServer, read_message
 
 from arena.bots.sdk import BotServer
 from arena.bots.strategies import greedy
-from arena.match import play_match
-from arena.players import MatchContext, Turn
+from arena.playing.match import play_match
+from arena.playing.players import MatchContext, Turn
 from arena.protocol.http_player import HttpPlayer
 from arena.rules.actions import Action
 from arena.rules.hand import new_deal

@@ -26,7 +26,7 @@ from loopback import free_port
 from arena.bots.check import check_bot
 from arena.bots.sdk import BotServer
 from arena.bots.strategies import greedy
-from arena.match import play_match
+from arena.playing.match import play_match
 from arena.protocol.http_player import HttpPlayer
 from arena.protocol.signing import Signer, generate_secret
 from arena.protocol.wire import ActRequest, WireAction

@@ -8,7 +8,7 @@ from hostile import house, running
 
 from arena.bots.sdk import BotServer
 from arena.bots.strategies import greedy
-from arena.match import play_match
+from arena.playing.match import play_match
 from arena.protocol.http_player import HttpPlayer
 from arena.protocol.signing import generate_secret
 from arena.rules.ruleset import RuleSet

@@ -25,7 +25,7 @@ from referencing import Registry, Resource
 from referencing.jsonschema import DRAFT202012
 
 from arena.cards import mask_to_cards
-from arena.players import Turn
+from arena.playing.players import Turn
 from arena.protocol.wire import (
     ActRequest,
     BotInfo,

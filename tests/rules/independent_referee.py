@@ -1,10 +1,11 @@
 """An independent referee: re-scores a match record from the record alone, by docs/RULES.md.
 
-It was written from ``docs/RULES.md``, the seeds and the record format (``arena/records.py``,
-the JSON of ``gin-arena match``) without reading the engine (``arena/rules/``), and imports
-nothing from ``arena``: cards, melds, deadwood, lay-offs, the deal's state machine, scoring,
-game bonuses, Hollywood scoring and the match winner are all computed here again, so that a
-mistake shared by the engine and its own tests still shows up as a difference.
+It was written from ``docs/RULES.md``, the seeds and the record format
+(``arena/playing/records.py``, the JSON of ``gin-arena match``) without reading the engine
+(``arena/rules/``), and imports nothing from ``arena``: cards, melds, deadwood, lay-offs, the
+deal's state machine, scoring, game bonuses, Hollywood scoring and the match winner are all
+computed here again, so that a mistake shared by the engine and its own tests still shows up as a
+difference.
 
 :func:`referee_match` takes a record as JSON (a dict, as ``MatchRecord.to_dict()`` or
 ``gin-arena match`` gives it), replays every deal from its deck and actions, checks that every

@@ -8,8 +8,15 @@ from typing import Any
 import pytest
 
 from arena.cards import CARDS
-from arena.match import NeitherStartedError, play_match
-from arena.players import Fault, FaultKind, HeuristicPlayer, MatchContext, RandomPlayer, Turn
+from arena.playing.match import NeitherStartedError, play_match
+from arena.playing.players import (
+    Fault,
+    FaultKind,
+    HeuristicPlayer,
+    MatchContext,
+    RandomPlayer,
+    Turn,
+)
 from arena.rules import Action, RuleSet
 from arena.rules.game import add_deal, cut_for_deal, deal_deck, first_dealer, games_to_win
 from arena.rules.hand import DealResult, Misknock

@@ -28,8 +28,8 @@ from independent_referee import (
     referee_match,
 )
 
-from arena.match import play_match
-from arena.players import (
+from arena.playing.match import play_match
+from arena.playing.players import (
     Fault,
     FaultKind,
     HeuristicPlayer,

@@ -8,9 +8,10 @@ from typing import Any
 
 import pytest
 
-from arena.match import play_match
-from arena.players import HeuristicPlayer, RandomPlayer
-from arena.replay import verify_record
+from arena.playing.match import play_match
+from arena.playing.players import HeuristicPlayer, RandomPlayer
+from arena.playing.stored import parse_record
+from arena.reading.replay import verify_record
 from arena.rules import RuleSet
 from arena.rules.game import HollywoodScore
 from arena.rules.hand import DealResult
@@ -161,7 +162,7 @@ def test_a_hollywood_match_plays_every_game_and_replays(seed: int) -> None:
     assert len(record.games) == 3 and sum(record.games_won) == 3
     assert record.winner == (0 if record.games_won[0] >= 2 else 1)
     data = json.loads(json.dumps(record.to_dict()))
-    assert verify_record(data) == []
+    assert verify_record(parse_record(data)) == []
     # Each deal is recorded once, under the earliest open game, and replays exactly.
     sheet = HollywoodScore.new(rules)
     for _, hand in record.all_hands():

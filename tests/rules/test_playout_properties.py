@@ -19,9 +19,10 @@ from hypothesis import strategies as st
 from rules_support import assert_no_leak, examples
 
 from arena.cards import CARDS, mask_to_cards
-from arena.match import play_match
-from arena.players import Fault, FaultKind, HeuristicPlayer, MatchContext, Turn
-from arena.replay import verify_record
+from arena.playing.match import play_match
+from arena.playing.players import Fault, FaultKind, HeuristicPlayer, MatchContext, Turn
+from arena.playing.stored import parse_record
+from arena.reading.replay import verify_record
 from arena.rules import (
     Action,
     ActionKind,
@@ -349,7 +350,7 @@ def test_a_match_record_replays_hand_by_hand(seed: int, rules: RuleSet) -> None:
         assert sum(record.games_won) == 3 and max(record.games_won) >= 2
     else:
         assert max(record.games_won) == 2
-    assert verify_record(json.loads(json.dumps(record.to_dict()))) == []
+    assert verify_record(parse_record(json.loads(json.dumps(record.to_dict())))) == []
     for _, hand in record.all_hands():
         states = list(replay_deal(hand.deal_record(rules)))
         final = states[-1]

@@ -12,21 +12,26 @@ from sqlalchemy import select
 
 from arena.bots.house import house_bot
 from arena.bots.sdk import BotServer
-from arena.db.models import Bot, BotStatus, Match, MatchStatus
+from arena.db.models import BotRow, MatchRow
 from arena.db.session import Database
-from arena.jobs import JobStatus, run_match_job
+from arena.playing.jobs import JobStatus, run_match_job
 from arena.protocol.signing import SecretError, generate_secret
 from arena.rules.ruleset import RuleSet
 from arena.services.bots import (
     BotNameTakenError,
     BotRefusedError,
+    activate_bot,
+    change_bot,
     enroll_bot,
+    find_bot,
     list_registered_bots,
     probe_registered_bot,
     register_bot,
+    set_status,
 )
 from arena.services.matches import schedule_match
 from arena.settings import load_settings
+from arena.states import BotStatus, MatchStatus
 
 DEV = load_settings({}, allow_loopback=True)
 PRODUCTION = load_settings({})
@@ -50,7 +55,7 @@ def plain() -> Iterator[BotServer]:
 
 def bot_names(db: Database) -> list[str]:
     with db.session() as session:
-        return list(session.scalars(select(Bot.name).order_by(Bot.id)))
+        return list(session.scalars(select(BotRow.name).order_by(BotRow.id)))
 
 
 def test_a_signing_bot_registered_with_its_own_secret_passes_the_signed_check(
@@ -62,7 +67,7 @@ def test_a_signing_bot_registered_with_its_own_secret_passes_the_signed_check(
     acts = [i for i in enrolment.check.items if i.name.startswith("POST /act")]
     assert acts and acts[0].passed and acts[0].detail.startswith("answered")
     with db.session() as session:
-        assert session.get_one(Bot, enrolment.bot_id).secret == SECRET
+        assert session.get_one(BotRow, enrolment.bot_id).secret == SECRET
 
 
 def test_a_signing_bot_without_its_secret_is_refused_with_the_reason(
@@ -128,6 +133,33 @@ def test_a_url_change_to_loopback_is_refused_the_same_way(db: Database, plain: B
     assert probe_registered_bot(db, DEV, bot, url=plain.url).passed
 
 
+@pytest.mark.parametrize(
+    ("url", "why"),
+    [("http://10.1.2.3:8080/", r"private \(10\.0\.0\.0/8\)"), ("http://127.0.0.1:9/", "loopback")],
+)
+def test_registration_refuses_a_private_url_from_every_caller(
+    db: Database, url: str, why: str
+) -> None:
+    """Registering (the API and ``gin-arena bot register``), moving a bot and reactivating it
+    all pass the same URL check in the service: a private address is refused by each, with
+    the same reason, and nothing is stored."""
+    with pytest.raises(BotRefusedError, match=why) as registered:
+        enroll_bot(db, PRODUCTION, name="private", url=url, owner="o")
+    assert bot_names(db) == []
+    bot = register_bot(db, name="public", owner="o", url="http://8.8.8.8/").bot_id
+    with pytest.raises(BotRefusedError, match=why) as moved:
+        change_bot(db, PRODUCTION, bot, name="renamed", url=url)
+    assert (find_bot(db, bot).name, find_bot(db, bot).url) == ("public", "http://8.8.8.8/")
+    register_bot(db, name="parked", owner="o", url=url)
+    parked = next(b.id for b in list_registered_bots(db) if b.name == "parked")
+    set_status(db, parked, BotStatus.INACTIVE)
+    with pytest.raises(BotRefusedError, match=why) as reactivated:
+        activate_bot(db, PRODUCTION, parked)
+    assert find_bot(db, parked).status is BotStatus.INACTIVE
+    reasons = {str(e.value).partition(": ")[2] for e in (registered, moved, reactivated)}
+    assert len(reasons) == 1, reasons
+
+
 def test_a_worker_refuses_a_stored_loopback_bot_unless_loopback_is_allowed(
     db: Database, plain: BotServer
 ) -> None:
@@ -142,7 +174,7 @@ def test_a_worker_refuses_a_stored_loopback_bot_unless_loopback_is_allowed(
     assert run_match_job(db, PRODUCTION, refused, "w").status is JobStatus.FAILED
     assert run_match_job(db, DEV, played, "w").status is JobStatus.RECORDED
     with db.session() as session:
-        first, second = session.get_one(Match, refused), session.get_one(Match, played)
+        first, second = session.get_one(MatchRow, refused), session.get_one(MatchRow, played)
         assert first.status is MatchStatus.FAILED and first.forfeit_seat is None
         assert first.winner is None and first.error is not None
         assert "ARENA_ALLOW_LOOPBACK=1" in first.error

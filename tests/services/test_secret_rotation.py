@@ -15,10 +15,10 @@ from tournament_driver import count
 
 from arena.bots.house import house_bot
 from arena.bots.sdk import BotServer
-from arena.db.models import Match, MatchResult
+from arena.db.models import MatchResultRow, MatchRow
 from arena.db.session import Database
-from arena.jobs import JobStatus, players_for, run_match_job
-from arena.players import Player
+from arena.playing.jobs import JobStatus, players_for, run_match_job
+from arena.playing.players import Player
 from arena.protocol.signing import generate_secret
 from arena.rules.ruleset import RuleSet
 from arena.services.bots import (
@@ -74,7 +74,7 @@ def holding(**secrets: str) -> Iterator[dict[str, str]]:
             server.stop()
 
 
-def play_at(db: Database, rotated: Rotated, url: str, now: datetime) -> Match:
+def play_at(db: Database, rotated: Rotated, url: str, now: datetime) -> MatchRow:
     """One match of the rotated bot (now served at ``url``) through the job, signed as at
     ``now``."""
     update_bot(db, rotated.bot, url=url)
@@ -88,12 +88,12 @@ def play_at(db: Database, rotated: Rotated, url: str, now: datetime) -> Match:
 
     outcome = run_match_job(db, SETTINGS, match_id, "w", make_players=make_players)
     assert outcome.status is JobStatus.RECORDED, outcome
-    assert count(db, MatchResult, MatchResult.match_id == match_id) == 1
+    assert count(db, MatchResultRow, MatchResultRow.match_id == match_id) == 1
     with db.session() as session:
-        return session.get_one(Match, match_id)
+        return session.get_one(MatchRow, match_id)
 
 
-def accepted(match: Match) -> bool:
+def accepted(match: MatchRow) -> bool:
     """The bot verified the arena's requests (else it refused /start: a forfeit)."""
     if match.forfeit_seat is None:
         return True

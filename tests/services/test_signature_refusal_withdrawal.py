@@ -8,10 +8,10 @@ from dataclasses import dataclass
 
 from tournament_driver import Driver, Lineup, add_bots, entries, matches_of, new_tournament
 
-from arena.db.models import MatchStatus
 from arena.db.session import Database
-from arena.players import Fault, FaultKind, MatchContext, Player, Turn
+from arena.playing.players import Fault, FaultKind, MatchContext, Player, Turn
 from arena.rules.actions import Action
+from arena.states import MatchStatus
 
 
 class RefusesSignatures:

@@ -36,23 +36,17 @@ from tournament_driver import (
     walkovers_of,
 )
 
-from arena.db.models import (
-    Bot,
-    Match,
-    MatchResult,
-    MatchStatus,
-    RatingFit,
-    RatingHistory,
-    TournamentStatus,
-)
+from arena.db.models import BotRow, MatchResultRow, MatchRow, RatingFitRow, RatingHistoryRow
 from arena.db.session import Database
-from arena.jobs import JobStatus, run_match_job
-from arena.match import MatchRunner
-from arena.players import HeuristicPlayer
-from arena.ratings import elo_delta
-from arena.replay import load_record, verify_record
+from arena.measures.ratings import elo_delta
+from arena.measures.stats import percentile
+from arena.playing.jobs import JobStatus, run_match_job
+from arena.playing.match import MatchRunner
+from arena.playing.players import HeuristicPlayer
+from arena.reading.replay import load_record, verify_record
 from arena.rules.ruleset import RuleSet
-from arena.services.matches import claim_match, record_match_result, renew_lease
+from arena.services.matches import claim_match, renew_lease
+from arena.services.recording import record_match_result
 from arena.services.tournaments import (
     UNREACHABLE,
     AdvanceReport,
@@ -64,7 +58,7 @@ from arena.services.tournaments import (
     load_plan,
     start_tournament,
 )
-from arena.stats import percentile
+from arena.states import MatchStatus, TournamentStatus
 from arena.tournaments import DecidedBy, Plan, Status
 
 
@@ -74,7 +68,7 @@ def seeds_of(db: Database, tournament_id: int) -> list[int]:
     return [e.bot_id for e in ranked]
 
 
-def pairing_counts(rows: list[Match], *, ordered: bool) -> Counter[Any]:
+def pairing_counts(rows: list[MatchRow], *, ordered: bool) -> Counter[Any]:
     return Counter(
         (m.bot_a_id, m.bot_b_id) if ordered else frozenset((m.bot_a_id, m.bot_b_id)) for m in rows
     )
@@ -100,7 +94,7 @@ class Case:
         return 2 if self.options.get("duplicate") else 1
 
 
-def check_round_robin(case: Case, plan: Plan, rows: list[Match], bots: list[int]) -> int:
+def check_round_robin(case: Case, plan: Plan, rows: list[MatchRow], bots: list[int]) -> int:
     n = case.n
     double = case.format == "double_round_robin"
     every_pair = pairing_counts(rows, ordered=False)
@@ -114,7 +108,7 @@ def check_round_robin(case: Case, plan: Plan, rows: list[Match], bots: list[int]
     return n * (n - 1) // 2 * (2 if double else 1)
 
 
-def check_single_elimination(case: Case, plan: Plan, rows: list[Match], bots: list[int]) -> int:
+def check_single_elimination(case: Case, plan: Plan, rows: list[MatchRow], bots: list[int]) -> int:
     expected = case.n - 1 + (1 if case.options.get("third_place") and case.n >= 4 else 0)
     assert plan.champion is not None
     main = [p for p in played_pairings(plan) if p.section == "main"]
@@ -124,7 +118,7 @@ def check_single_elimination(case: Case, plan: Plan, rows: list[Match], bots: li
     return expected
 
 
-def check_double_elimination(case: Case, plan: Plan, rows: list[Match], bots: list[int]) -> int:
+def check_double_elimination(case: Case, plan: Plan, rows: list[MatchRow], bots: list[int]) -> int:
     champion = plan.champion
     assert champion is not None
     gf1 = plan.pairing("GF1")
@@ -141,7 +135,7 @@ def check_double_elimination(case: Case, plan: Plan, rows: list[Match], bots: li
     return 2 * case.n - 2 + (1 if reset_played else 0)
 
 
-def check_swiss(case: Case, plan: Plan, rows: list[Match], bots: list[int]) -> int:
+def check_swiss(case: Case, plan: Plan, rows: list[MatchRow], bots: list[int]) -> int:
     rounds = case.options["rounds"]
     assert {p.round for p in plan.pairings} == set(range(1, rounds + 1))
     assert set(pairing_counts(rows, ordered=False).values()) == {case.copies}, "a rematch"
@@ -150,7 +144,7 @@ def check_swiss(case: Case, plan: Plan, rows: list[Match], bots: list[int]) -> i
     return rounds * (case.n // 2)
 
 
-def check_gauntlet(case: Case, plan: Plan, rows: list[Match], bots: list[int]) -> int:
+def check_gauntlet(case: Case, plan: Plan, rows: list[MatchRow], bots: list[int]) -> int:
     challenger = bots[0]  # the first seed by default
     assert all(challenger in (m.bot_a_id, m.bot_b_id) for m in rows)
     others = Counter(m.bot_b_id if m.bot_a_id == challenger else m.bot_a_id for m in rows)
@@ -158,7 +152,7 @@ def check_gauntlet(case: Case, plan: Plan, rows: list[Match], bots: list[int]) -
     return case.n - 1
 
 
-CHECKS: dict[str, Callable[[Case, Plan, list[Match], list[int]], int]] = {
+CHECKS: dict[str, Callable[[Case, Plan, list[MatchRow], list[int]], int]] = {
     "round_robin": check_round_robin,
     "double_round_robin": check_round_robin,
     "single_elimination": check_single_elimination,
@@ -203,7 +197,7 @@ def test_every_format_runs_to_the_end_through_the_service(db: Database, case: Ca
     assert len(rows) == pairings * case.copies == len(driver.recorded)
     assert len(played_pairings(plan)) == pairings
     if case.copies == 2:  # both matches of a pairing: same deals, seats swapped
-        by_pairing: dict[str, list[Match]] = {}
+        by_pairing: dict[str, list[MatchRow]] = {}
         for m in rows:
             by_pairing.setdefault(str(m.match_key).rsplit(".", 1)[0], []).append(m)
         for first, second in by_pairing.values():
@@ -269,7 +263,7 @@ def test_a_bot_that_stops_answering_is_withdrawn_and_walked_over(db: Database) -
 
     plan = check_finished(db, tid, driver)
     theirs = [m for m in matches_of(db, tid) if quitter in (m.bot_a_id, m.bot_b_id)]
-    by_status: dict[MatchStatus, list[Match]] = {}
+    by_status: dict[MatchStatus, list[MatchRow]] = {}
     for m in theirs:
         by_status.setdefault(m.status, []).append(m)
     (played,) = by_status[MatchStatus.FINISHED][:1]
@@ -374,8 +368,8 @@ def test_a_withdrawn_bots_running_match_is_cancelled_and_its_late_result_refused
     # The slow worker is fenced out: its lease cannot be renewed, its result is refused.
     assert not renew_lease(db, claim, lease_seconds=60)
     assert not record_match_result(db, claim, record, duration_ms=1, bot_time_ms=1, elo_k=24)
-    assert count(db, MatchResult, MatchResult.match_id == late) == 0
-    assert count(db, RatingHistory, RatingHistory.match_id == late) == 0
+    assert count(db, MatchResultRow, MatchResultRow.match_id == late) == 0
+    assert count(db, RatingHistoryRow, RatingHistoryRow.match_id == late) == 0
     assert stats_rows(db)[quitter].matches == 1
 
 
@@ -459,7 +453,7 @@ def test_cancelling_stops_new_matches_and_keeps_finished_ones(db: Database) -> N
     assert {m.id: (m.winner, m.games_won_a, m.games_won_b) for m in matches_of(db, tid)} == (
         results_before
     )
-    assert count(db, MatchResult) == 3 and count(db, RatingHistory) == 6
+    assert count(db, MatchResultRow) == 3 and count(db, RatingHistoryRow) == 6
     assert {b.id: b.elo for b in _bots(db)} == elo_before
     for match_id in played:
         assert verify_record(load_record(db, match_id)) == []
@@ -602,7 +596,7 @@ def test_an_advance_lost_with_its_worker_is_made_up_by_the_sweeper(db: Database)
     (final,) = reports[tid].scheduled
     assert list(driver.queue) == [final] and reports[tid].rounds_closed == 1
     with db.session() as session:
-        assert sum(f.matches for f in session.scalars(select(RatingFit))) == 4
+        assert sum(f.matches for f in session.scalars(select(RatingFitRow))) == 4
     assert advance_running_tournaments(db, driver.enqueue)[tid] == AdvanceReport()
     driver.drain()
     check_finished(db, tid, driver)
@@ -612,9 +606,9 @@ def test_an_advance_lost_with_its_worker_is_made_up_by_the_sweeper(db: Database)
 # --- ratings -------------------------------------------------------------------------------
 
 
-def _bots(db: Database) -> list[Bot]:
+def _bots(db: Database) -> list[BotRow]:
     with db.session() as session:
-        return list(session.scalars(select(Bot).order_by(Bot.id)))
+        return list(session.scalars(select(BotRow).order_by(BotRow.id)))
 
 
 def test_live_elo_moves_once_per_match_and_sums_to_zero(db: Database) -> None:
@@ -665,10 +659,10 @@ def test_an_unrated_tournament_changes_no_rating(db: Database) -> None:
     driver.run(tid)
     check_finished(db, tid, driver)
     assert not any(m.rated for m in matches_of(db, tid))
-    assert count(db, RatingHistory) == 0
+    assert count(db, RatingHistoryRow) == 0
     assert {b.elo for b in _bots(db)} == {1500.0}
     with db.session() as session:
-        fits = list(session.scalars(select(RatingFit)))
+        fits = list(session.scalars(select(RatingFitRow)))
     assert fits == []  # no rated match: nobody is fitted (the leaderboard lists them unrated)
     # Statistics still count the matches.
     assert sum(s.matches for s in stats_rows(db).values()) == 2 * 6
@@ -691,7 +685,7 @@ def test_ratings_are_refit_after_each_round(
     def look(_match_id: int) -> None:
         finished = statuses(db, tid)[MatchStatus.FINISHED]
         with db.session() as session:
-            fits = list(session.scalars(select(RatingFit)))
+            fits = list(session.scalars(select(RatingFitRow)))
         seen.append((finished, sum(f.matches for f in fits)))
 
     driver = Driver(db, min_matches=3, on_advance=look)
@@ -702,7 +696,7 @@ def test_ratings_are_refit_after_each_round(
     # The fit moves when a round closes, and then covers every match played so far.
     assert [fitted for _, fitted in seen] == [2 * (f - f % per_round) for f, _ in seen]
     with db.session() as session:
-        fits = {f.bot_id: f for f in session.scalars(select(RatingFit))}
+        fits = {f.bot_id: f for f in session.scalars(select(RatingFitRow))}
     assert set(fits) == set(bots)
     assert all(f.matches == 3 and not f.provisional for f in fits.values())
     assert sum(f.rating for f in fits.values()) / len(fits) == pytest.approx(1500.0)
@@ -717,7 +711,7 @@ def test_the_fit_marks_bots_with_few_matches_provisional(db: Database) -> None:
     check_finished(db, tid, driver)
     challenger = seeds_of(db, tid)[0]
     with db.session() as session:
-        fits = {f.bot_id: f for f in session.scalars(select(RatingFit))}
+        fits = {f.bot_id: f for f in session.scalars(select(RatingFitRow))}
     assert set(fits) == set(bots)
     assert fits[challenger].matches == 4 and not fits[challenger].provisional
     assert all(f.matches == 1 and f.provisional for b, f in fits.items() if b != challenger)
@@ -726,7 +720,7 @@ def test_the_fit_marks_bots_with_few_matches_provisional(db: Database) -> None:
 # --- statistics ----------------------------------------------------------------------------
 
 
-def _expected_stats(db: Database, bot_id: int, rows: list[Match]) -> dict[str, int]:
+def _expected_stats(db: Database, bot_id: int, rows: list[MatchRow]) -> dict[str, int]:
     """A bot's totals recomputed from the stored matches, results and deals."""
     out: Counter[str] = Counter()
     finished = [m for m in rows if m.status is MatchStatus.FINISHED]
@@ -734,7 +728,7 @@ def _expected_stats(db: Database, bot_id: int, rows: list[Match]) -> dict[str, i
         summaries = {
             r.match_id: r.summary
             for r in session.scalars(
-                select(MatchResult).where(MatchResult.match_id.in_([m.id for m in finished]))
+                select(MatchResultRow).where(MatchResultRow.match_id.in_([m.id for m in finished]))
             )
         }
     for m in finished:

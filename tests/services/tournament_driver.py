@@ -19,19 +19,17 @@ from typing import Any
 from sqlalchemy import func, select
 
 from arena.db.models import (
-    BotStats,
+    BotStatsRow,
     HandRow,
-    Match,
-    MatchResult,
-    MatchStatus,
-    RatingHistory,
-    Tournament,
-    TournamentEntry,
-    TournamentStatus,
+    MatchResultRow,
+    MatchRow,
+    RatingHistoryRow,
+    TournamentEntryRow,
+    TournamentRow,
 )
 from arena.db.session import Database
-from arena.jobs import JobOutcome, JobStatus, run_match_job
-from arena.players import (
+from arena.playing.jobs import JobOutcome, JobStatus, run_match_job
+from arena.playing.players import (
     Fault,
     FaultKind,
     HeuristicPlayer,
@@ -51,6 +49,7 @@ from arena.services.tournaments import (
     start_tournament,
 )
 from arena.settings import Settings, load_settings
+from arena.states import MatchStatus, TournamentStatus
 from arena.tournaments import Plan, Status
 
 #: One short game a match: a tournament of a few dozen matches plays in about a second.
@@ -120,7 +119,9 @@ class Lineup:
         winner = None
         if self.script is not None:
             with self.db.session() as session:
-                key = session.scalar(select(Match.match_key).where(Match.id == claim.match_id))
+                key = session.scalar(
+                    select(MatchRow.match_key).where(MatchRow.id == claim.match_id)
+                )
             winner = self.script(key or "", a.id, b.id)
         with self._lock:
             self.started.update([a.id, b.id])
@@ -237,11 +238,13 @@ def new_tournament(
     )
 
 
-def matches_of(db: Database, tournament_id: int) -> list[Match]:
+def matches_of(db: Database, tournament_id: int) -> list[MatchRow]:
     with db.session() as session:
         return list(
             session.scalars(
-                select(Match).where(Match.tournament_id == tournament_id).order_by(Match.id)
+                select(MatchRow)
+                .where(MatchRow.tournament_id == tournament_id)
+                .order_by(MatchRow.id)
             )
         )
 
@@ -250,19 +253,19 @@ def statuses(db: Database, tournament_id: int) -> Counter[MatchStatus]:
     return Counter(m.status for m in matches_of(db, tournament_id))
 
 
-def entries(db: Database, tournament_id: int) -> dict[int, TournamentEntry]:
+def entries(db: Database, tournament_id: int) -> dict[int, TournamentEntryRow]:
     with db.session() as session:
         return {
             e.bot_id: e
             for e in session.scalars(
-                select(TournamentEntry).where(TournamentEntry.tournament_id == tournament_id)
+                select(TournamentEntryRow).where(TournamentEntryRow.tournament_id == tournament_id)
             )
         }
 
 
-def tournament_row(db: Database, tournament_id: int) -> Tournament:
+def tournament_row(db: Database, tournament_id: int) -> TournamentRow:
     with db.session() as session:
-        return session.get_one(Tournament, tournament_id)
+        return session.get_one(TournamentRow, tournament_id)
 
 
 def count(db: Database, model: Any, *where: Any) -> int:
@@ -301,16 +304,18 @@ def check_finished(db: Database, tournament_id: int, driver: Driver) -> Plan:
     results_in_plan = {m.key for p in plan.pairings for m in p.matches if m.result is not None}
     assert results_in_plan == set(played)
     assert len({m.match_key for m in rows}) == len(rows)
-    assert count(db, MatchResult, MatchResult.match_id.in_([m.id for m in rows])) == len(played)
+    assert count(db, MatchResultRow, MatchResultRow.match_id.in_([m.id for m in rows])) == len(
+        played
+    )
     ids = {str(b) for b in entries(db, tournament_id)}
     assert {s.participant for s in plan.standings} == ids
     assert sorted(s.rank for s in plan.standings)[0] == 1
     return plan
 
 
-def stats_rows(db: Database) -> dict[int, BotStats]:
+def stats_rows(db: Database) -> dict[int, BotStatsRow]:
     with db.session() as session:
-        return {s.bot_id: s for s in session.scalars(select(BotStats))}
+        return {s.bot_id: s for s in session.scalars(select(BotStatsRow))}
 
 
 def hand_rows(db: Database, match_ids: Sequence[int]) -> list[HandRow]:
@@ -318,9 +323,9 @@ def hand_rows(db: Database, match_ids: Sequence[int]) -> list[HandRow]:
         return list(session.scalars(select(HandRow).where(HandRow.match_id.in_(match_ids))))
 
 
-def rating_rows(db: Database) -> list[RatingHistory]:
+def rating_rows(db: Database) -> list[RatingHistoryRow]:
     with db.session() as session:
-        return list(session.scalars(select(RatingHistory).order_by(RatingHistory.id)))
+        return list(session.scalars(select(RatingHistoryRow).order_by(RatingHistoryRow.id)))
 
 
 def pairings_with(plan: Plan, participant: str) -> list[Any]:

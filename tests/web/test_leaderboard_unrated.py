@@ -8,11 +8,12 @@ import re
 from sqlalchemy import update
 from web_data import SHORT, make_app
 
-from arena.db.models import Match, MatchStatus
+from arena.db.models import MatchRow
 from arena.db.session import Database
 from arena.services.bots import register_bot
 from arena.services.matches import schedule_match
 from arena.services.ratings import refit_ratings
+from arena.states import MatchStatus
 
 
 def test_a_bot_without_rated_matches_is_listed_apart_not_ranked(db: Database) -> None:
@@ -24,8 +25,8 @@ def test_a_bot_without_rated_matches_is_listed_apart_not_ranked(db: Database) ->
         for seed in range(10):
             match = schedule_match(session, ids[0], ids[2], rules=SHORT, seed=seed)
             session.execute(
-                update(Match)
-                .where(Match.id == match.id)
+                update(MatchRow)
+                .where(MatchRow.id == match.id)
                 .values(status=MatchStatus.FINISHED, winner="ab"[seed % 2])
             )
     refit_ratings(db, min_matches=10)

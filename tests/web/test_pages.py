@@ -14,18 +14,22 @@ from flask.testing import FlaskClient
 from sqlalchemy import update
 from web_data import SHORT, house_bots, make_app, populate, register, settings_for
 
-from arena import queries
 from arena.api import close_app, create_app
-from arena.db.models import Bot, BotStats, BotStatus
+from arena.db.models import BotRow, BotStatsRow
 from arena.db.session import Database
-from arena.jobs import JobStatus, run_match_job
-from arena.players import Fault, FaultKind, HeuristicPlayer, MatchContext, Player, Turn
+from arena.playing.jobs import JobStatus, run_match_job
+from arena.playing.players import Fault, FaultKind, HeuristicPlayer, MatchContext, Player, Turn
+from arena.reading.queries import bots as bot_queries
+from arena.reading.queries import matches as match_queries
+from arena.reading.queries import tournaments as tournament_queries
+from arena.reading.replay import load_record
 from arena.rules.actions import Action
 from arena.rules.ruleset import RuleSet
 from arena.services.bots import register_bot
 from arena.services.matches import Claim, schedule_match
 from arena.services.tournaments import create_tournament, start_tournament
 from arena.settings import Settings, load_settings
+from arena.states import BotStatus
 from arena.web import bp
 
 REPLAY_DATA = re.compile(r'<script type="application/json" id="replay-data">(.*?)</script>', re.S)
@@ -51,7 +55,7 @@ def test_every_page_renders_real_matches_and_a_tournament(db: Database) -> None:
         data = populate(db, servers)
     client = make_app(db).test_client()
 
-    board = queries.leaderboard(db)
+    board = bot_queries.leaderboard(db)
     home = get(client, "/")
     assert len(board) == 5
     positions = [home.index(f">{row['name']}</a>") for row in board]
@@ -63,7 +67,7 @@ def test_every_page_renders_real_matches_and_a_tournament(db: Database) -> None:
     assert REFRESH not in home
 
     flaky = data.bots["flaky-greedy"]
-    detail = queries.bot_detail(db, flaky)
+    detail = bot_queries.bot_detail(db, flaky)
     assert detail is not None and detail["statistics"]["faults"] >= 1
     page = get(client, f"/bots/{flaky}")
     assert "<h1" in page and "flaky-greedy" in page
@@ -83,7 +87,7 @@ def test_every_page_renders_real_matches_and_a_tournament(db: Database) -> None:
     assert "house-random" in mine and f'href="/matches/{data.matches[1]}"' not in mine
 
     match_id = data.matches[0]
-    m = queries.match_detail(db, match_id)
+    m = match_queries.match_detail(db, match_id)
     assert m is not None
     page = get(client, f"/matches/{match_id}")
     assert "illegal_action" in page, "the flaky bot's fault is listed"
@@ -101,7 +105,7 @@ def test_every_page_renders_real_matches_and_a_tournament(db: Database) -> None:
 
     tournaments = get(client, "/tournaments")
     assert "Spring Knockout" in tournaments and "Single elimination" in tournaments
-    t = queries.tournament_detail(db, data.tournament_id)
+    t = tournament_queries.tournament_detail(db, data.tournament_id)
     assert t is not None and t["status"] == "finished" and t["champion"] is not None
     page = get(client, f"/tournaments/{data.tournament_id}")
     assert "Standings" in page and "Third place" in page and "Semi-finals" in page
@@ -193,9 +197,9 @@ def test_names_are_escaped_everywhere(db: Database) -> None:
         data = populate(db, servers, tournament=False)
     victim = data.bots["house-random"]
     with db.session() as session:
-        session.execute(update(Bot).where(Bot.id == victim).values(name=HOSTILE))
-        session.execute(update(Bot).where(Bot.id == victim).values(owner=HOSTILE))
-        sneaky = Bot(
+        session.execute(update(BotRow).where(BotRow.id == victim).values(name=HOSTILE))
+        session.execute(update(BotRow).where(BotRow.id == victim).values(owner=HOSTILE))
+        sneaky = BotRow(
             name=f"</script>{HOSTILE}",
             owner="x",
             url="http://127.0.0.1:1",
@@ -206,7 +210,7 @@ def test_names_are_escaped_everywhere(db: Database) -> None:
         )
         session.add(sneaky)
         session.flush()
-        session.add(BotStats(bot_id=sneaky.id, latency_histogram=[]))
+        session.add(BotStatsRow(bot_id=sneaky.id, latency_histogram=[]))
         pending = schedule_match(session, sneaky.id, victim, rules=SHORT, seed=3).id
     tournament = create_tournament(db, name=HOSTILE_TOURNAMENT, format_name="round_robin", seed=1)
     client = make_app(db).test_client()
@@ -267,7 +271,7 @@ def test_a_forfeit_shows_its_faults_the_unfinished_deals_and_the_deal_it_cut_sho
 
     outcome = run_match_job(db, load_settings({}), match_id, "test", make_players=players)
     assert outcome.status is JobStatus.RECORDED
-    record = queries.match_replay(db, match_id)
+    record = load_record(db, match_id).to_dict()
     assert record["forfeit"]["seat"] == "b" and record["unfinished_game"]["hands"]
     page = get(make_app(db).test_client(), f"/matches/{match_id}")
     assert "Forfeit" in page and "silent" in page
@@ -302,7 +306,7 @@ def test_deals_stay_hidden_while_the_duplicate_twin_is_still_to_play(db: Databas
         settings = settings_for(db.url)
         assert run_match_job(db, settings, first, "test").status is JobStatus.RECORDED
         client = make_app(db).test_client()
-        detail = queries.match_detail(db, first)
+        detail = match_queries.match_detail(db, first)
         assert detail is not None and detail["faults"], "the flaky bot faulted"
         secret = detail["faults"][0]["detail"]
 

@@ -8,12 +8,20 @@ import copy
 from typing import Any
 
 from arena.cards import CARDS, parse_cards
-from arena.match import play_match
-from arena.players import Fault, FaultKind, HeuristicPlayer, MatchContext, RandomPlayer, Turn
+from arena.playing.match import play_match
+from arena.playing.players import (
+    Fault,
+    FaultKind,
+    HeuristicPlayer,
+    MatchContext,
+    RandomPlayer,
+    Turn,
+)
+from arena.playing.stored import StoredDeal, parse_record
 from arena.rules.actions import Action
 from arena.rules.record import DealRecord, replay_deal
 from arena.rules.ruleset import RuleSet
-from arena.web.replay_steps import anchor, build_replay
+from arena.web.replay_steps import anchor, build_replay, deal_steps
 
 NAMES = {"a": "alpha", "b": "beta"}
 
@@ -27,8 +35,9 @@ def _all_hands(record: dict[str, Any]) -> list[dict[str, Any]]:
 
 
 def test_every_position_of_a_full_match_accounts_for_all_52_cards() -> None:
-    record = play_match([HeuristicPlayer(), RandomPlayer(seed=3)], RuleSet(), seed=7).to_dict()
-    replay = build_replay(record, NAMES)
+    stored = play_match([HeuristicPlayer(), RandomPlayer(seed=3)], RuleSet(), seed=7).to_stored()
+    record = stored.to_dict()
+    replay = build_replay(stored, NAMES)
     hands = _all_hands(record)
     assert len(replay["deals"]) == len(hands) > 1
     for deal, hand in zip(replay["deals"], hands, strict=True):
@@ -78,11 +87,12 @@ class _FaultsOnce:
 
 
 def test_a_fault_shows_its_detail_and_fallback_on_the_step_where_it_happened() -> None:
-    record = play_match(
+    stored = play_match(
         [_FaultsOnce(), HeuristicPlayer()], RuleSet(target=50, best_of=1), seed=2
-    ).to_dict()
+    ).to_stored()
+    record = stored.to_dict()
     (fault,) = record["faults"]
-    replay = build_replay(record, NAMES)
+    replay = build_replay(stored, NAMES)
     faulted = [
         (deal, i, step)
         for deal in replay["deals"]
@@ -125,9 +135,8 @@ def test_a_misknock_is_shown_and_exposes_the_hand() -> None:
         [1, {"action": "draw_stock"}, 1.0],
         [1, {"action": "knock", "card": "4c"}, 1.0],
     ]
-    hand = {"index": 0, "dealer": "a", "deck": deck, "actions": actions}
-    record = {"rules": RuleSet().to_dict(), "games": [{"index": 0, "hands": [hand]}]}
-    (deal,) = build_replay(record, NAMES)["deals"]
+    hand = {"game": 0, "index": 0, "dealer": "a", "deck": deck, "actions": actions}
+    deal = deal_steps(RuleSet(), parse_record(hand, StoredDeal))
     assert deal["error"] is None
     misknock = deal["steps"][6]["action"]
     assert misknock["misknock"]["seat"] == "a"
@@ -149,7 +158,7 @@ def test_a_tampered_deal_keeps_the_steps_it_reached_and_says_why() -> None:
     held = states[5].hands[states[5].to_act]
     missing = next(c for c in CARDS if not held & (1 << c))
     first["actions"][5][1] = {"action": "discard", "card": str(missing)}
-    replay = build_replay(tampered, NAMES)
+    replay = build_replay(parse_record(tampered), NAMES)
     deal = replay["deals"][0]
     assert deal["error"] is not None and "does not replay" in deal["error"]
     assert len(deal["steps"]) == 5 + 1

@@ -13,10 +13,14 @@ from typing import Any
 
 from flask import Blueprint, Response, url_for
 from msgspec import UNSET
-from sqlalchemy import select
 
-from arena import queries
-from arena.api.auth import Principal, Role, current_principal, require_authenticated, require_owner
+from arena.api.auth import (
+    Access,
+    Principal,
+    current_principal,
+    require_authenticated,
+    require_owner,
+)
 from arena.api.context import arena_context
 from arena.api.http import json_response, query_choice, query_int, query_text
 from arena.api.models import BotCreate, BotUpdate, decode_body
@@ -26,26 +30,26 @@ from arena.api.problems import (
     ProblemError,
     conflict,
     forbidden,
-    not_found,
     unprocessable,
 )
-from arena.bots.check import check_bot
 from arena.bots.probe import ProbeReport
-from arena.db.models import Bot, BotStatus
 from arena.protocol.signing import SecretError
+from arena.reading.queries import bots as bot_queries
 from arena.services.bots import (
     BotNameTakenError,
     BotRefusedError,
+    activate_bot,
+    change_bot,
+    check_registered_bot,
     check_secret,
     end_secret_rotation,
     enroll_bot,
-    probe_registered_bot,
+    find_bot,
     rotate_secret,
     rotate_token,
     set_status,
-    signing_secrets,
-    update_bot,
 )
+from arena.states import BotStatus
 
 __all__ = ["bp"]
 
@@ -84,23 +88,10 @@ def _refused(exc: BotRefusedError) -> ProblemError:
     )
 
 
-def _probe_or_422(bot_id: int, url: str | None = None) -> ProbeReport:
-    """The signed registration check of a stored bot (at a new ``url`` before a change)."""
-    context = arena_context()
-    try:
-        return probe_registered_bot(
-            context.db, context.settings, bot_id, url=url, resolver=context.resolver
-        )
-    except BotRefusedError as exc:
-        raise _refused(exc) from None
-
-
 def _detail(bot_id: int) -> dict[str, Any]:
     """A bot's detail as this caller may see it (owner contact and URL only for its owner and
     the organiser, see :mod:`arena.api.owners`)."""
-    detail = queries.bot_detail(arena_context().db, bot_id)
-    if detail is None:
-        raise not_found(f"bot {bot_id}")
+    detail = bot_queries.bot_detail(arena_context().db, bot_id)
     return with_owner_view(detail, current_principal())
 
 
@@ -110,10 +101,9 @@ def _may_filter_by_owner(contact: str) -> None:
     principal = require_authenticated()
     if principal.is_organiser:
         return
-    if principal.bot_id is not None:
-        with arena_context().db.session() as session:
-            if session.scalar(select(Bot.owner).where(Bot.id == principal.bot_id)) == contact:
-                return
+    db = arena_context().db
+    if principal.bot_id is not None and find_bot(db, principal.bot_id).owner == contact:
+        return
     raise forbidden(
         "filtering by owner contact is for the organiser, or the owner of a bot with that"
         " contact (owner contacts are not public)"
@@ -121,16 +111,8 @@ def _may_filter_by_owner(contact: str) -> None:
 
 
 def _exists(bot_id: int) -> None:
-    with arena_context().db.session() as session:
-        if session.scalar(select(Bot.id).where(Bot.id == bot_id)) is None:
-            raise not_found(f"bot {bot_id}")
-
-
-def _name_free(name: str, bot_id: int | None = None) -> None:
-    with arena_context().db.session() as session:
-        other = session.scalar(select(Bot.id).where(Bot.name == name))
-    if other is not None and other != bot_id:
-        raise conflict(f"a bot named {name!r} already exists", "name-taken")
+    """404 before any check of the caller's rights (:class:`~arena.errors.NotFoundError`)."""
+    find_bot(arena_context().db, bot_id)
 
 
 @bp.post("")
@@ -144,7 +126,6 @@ def register() -> Response:
             raise ProblemError(
                 400, f"secret: {exc}", kind="bad-secret", errors=[FieldError("secret", str(exc))]
             ) from None
-    _name_free(body.name)
     context = arena_context()
     db = context.db
     try:
@@ -162,14 +143,13 @@ def register() -> Response:
     except BotRefusedError as exc:
         raise _refused(exc) from None
     report = registered.check
-    detail = queries.bot_detail(db, registered.bot_id)
-    assert detail is not None  # just stored
+    detail = bot_queries.bot_detail(db, registered.bot_id)
     return json_response(
         {
             "id": registered.bot_id,
             "token": registered.token,
             "secret": registered.secret,
-            "bot": with_owner_view(detail, Principal(Role.OWNER, registered.bot_id)),
+            "bot": with_owner_view(detail, Principal(Access.OWNER, registered.bot_id)),
             "check": probe_dict(report),
         },
         201,
@@ -186,7 +166,7 @@ def index() -> Response:
     sort = query_choice("sort", SORTS, "rating") or "rating"
     limit = query_int("limit", 50, low=1, high=200) or 50
     offset = query_int("offset", 0, low=0, high=1_000_000) or 0
-    rows = queries.list_bots(
+    rows = bot_queries.list_bots(
         arena_context().db, status=status, owner=owner, sort=sort, limit=limit + 1, offset=offset
     )
     more = len(rows) > limit
@@ -212,14 +192,15 @@ def update(bot_id: int) -> Response:
             "nothing to change: give a name, a url or both",
             [FieldError("(body)", "needs name or url")],
         )
-    if name is not None:
-        _name_free(name, bot_id)
-    if url is not None:
-        _probe_or_422(bot_id, url)
+    context = arena_context()
     try:
-        update_bot(arena_context().db, bot_id, name=name, url=url)
+        change_bot(
+            context.db, context.settings, bot_id, name=name, url=url, resolver=context.resolver
+        )
     except BotNameTakenError as exc:
         raise conflict(str(exc), "name-taken") from None
+    except BotRefusedError as exc:
+        raise _refused(exc) from None
     return json_response(_detail(bot_id))
 
 
@@ -269,9 +250,11 @@ def deactivate(bot_id: int) -> Response:
 def activate(bot_id: int) -> Response:
     _exists(bot_id)
     require_owner(bot_id, or_organiser=True)
-    db = arena_context().db
-    _probe_or_422(bot_id)
-    set_status(db, bot_id, BotStatus.ACTIVE)
+    context = arena_context()
+    try:
+        activate_bot(context.db, context.settings, bot_id, resolver=context.resolver)
+    except BotRefusedError as exc:
+        raise _refused(exc) from None
     return json_response(_detail(bot_id))
 
 
@@ -280,14 +263,11 @@ def check(bot_id: int) -> Response:
     _exists(bot_id)
     require_owner(bot_id, or_organiser=True)
     context = arena_context()
-    with context.db.session() as session:
-        bot = session.get_one(Bot, bot_id)
-        url, keys = bot.url, signing_secrets(bot)  # both while a rotation window is open
-    report = check_bot(url, secret=keys, allow_loopback=context.settings.allow_loopback, repeats=10)
+    report = check_registered_bot(context.db, context.settings, bot_id, repeats=10)
     p50, p99 = report.percentile(0.5), report.percentile(0.99)
     return json_response(
         {
-            "url": url,
+            "url": report.url,
             "passed": report.passed,
             "deadline_ms": report.deadline_ms,
             "latency_ms": {

@@ -2,30 +2,33 @@
 
 The challenger sits in seat ``a``. The seed is always drawn by the arena (a chosen seed would
 let the challenger know the deals). A rated challenge plays the standard rules; an unrated one
-may pick a preset and fields, within bounds that keep a match from tying up a worker.
+may pick a preset and fields, within bounds that keep a match from tying up a worker. The
+match is made and submitted by :func:`arena.services.challenges.create_challenge`.
 """
 
 from __future__ import annotations
 
-import random
-
 from flask import Blueprint, Response, url_for
-from sqlalchemy import select
 
-from arena import queries
 from arena.api.auth import require_owner
 from arena.api.context import arena_context
 from arena.api.http import json_response
 from arena.api.models import ChallengeCreate, decode_body
 from arena.api.problems import FieldError, unprocessable
 from arena.api.views.rules import CHALLENGE_BOUNDS, rules_from
-from arena.db.models import Bot, BotStatus
+from arena.errors import NotFoundError
+from arena.reading.queries import matches as match_queries
 from arena.rules.ruleset import RuleSet
-from arena.services.matches import schedule_match
+from arena.services.challenges import BotInactiveError, create_challenge
 
 __all__ = ["bp"]
 
 bp = Blueprint("challenges", __name__, url_prefix="/api/v1/challenges")
+
+
+def _field(body: ChallengeCreate, bot_id: object) -> str:
+    """The body field that named ``bot_id`` (a 422 names the field, not the resource)."""
+    return "bot_id" if bot_id == body.bot_id else "opponent_id"
 
 
 @bp.post("")
@@ -43,27 +46,21 @@ def create() -> Response:
         )
     rules = rules_from(body.rules, bounds=CHALLENGE_BOUNDS) if body.rules else RuleSet()
     context = arena_context()
-    seed = random.SystemRandom().randrange(1 << 62)
-    with context.db.session() as session:
-        status = dict(
-            session.execute(
-                select(Bot.id, Bot.status).where(Bot.id.in_([body.bot_id, body.opponent_id]))
-            ).all()
+    try:
+        match_id = create_challenge(
+            context.db,
+            body.bot_id,
+            body.opponent_id,
+            rules=rules,
+            rated=body.rated,
+            submit=context.executor.submit,
         )
-        for field, bot_id in (("bot_id", body.bot_id), ("opponent_id", body.opponent_id)):
-            if bot_id not in status:
-                raise unprocessable(f"no bot {bot_id}", [FieldError(field, "no such bot")])
-            if status[bot_id] is not BotStatus.ACTIVE:
-                raise unprocessable(
-                    f"bot {bot_id} is inactive", [FieldError(field, "the bot is inactive")]
-                )
-        match = schedule_match(
-            session, body.bot_id, body.opponent_id, rules=rules, seed=seed, rated=body.rated
-        )
-        match_id = match.id
-    context.enqueue([match_id])
-    detail = queries.match_detail(context.db, match_id)
-    assert detail is not None
+    except NotFoundError as exc:  # a bot named in the body: the body is at fault, not the URL
+        raise unprocessable(str(exc), [FieldError(_field(body, exc.key), "no such bot")]) from None
+    except BotInactiveError as exc:
+        field = FieldError(_field(body, exc.bot_id), "the bot is inactive")
+        raise unprocessable(str(exc), [field]) from None
+    detail = match_queries.match_detail(context.db, match_id)
     detail["seed"] = None
     return json_response(
         detail, 201, headers={"Location": url_for("matches.read", match_id=match_id)}

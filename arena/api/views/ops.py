@@ -8,11 +8,11 @@ from typing import Any
 
 from flask import Blueprint, Response
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
-from sqlalchemy import text
 
 from arena.api.context import arena_context
 from arena.api.http import json_response
 from arena.api.problems import ProblemError
+from arena.reading.queries.operations import ping
 
 __all__ = ["bp", "check_broker"]
 
@@ -61,12 +61,7 @@ def healthz() -> Response:
 @bp.get("/readyz")
 def readyz() -> Response:
     context = arena_context()
-
-    def database() -> None:
-        with context.db.engine.connect() as connection:
-            connection.execute(text("SELECT 1"))
-
-    checks = {"database": _timed(database)}
+    checks = {"database": _timed(lambda: ping(context.db))}
     broker = context.settings.broker_url
     if broker:
         checks["broker"] = _timed(lambda: check_broker(broker))

@@ -10,10 +10,9 @@ from __future__ import annotations
 
 from flask import Blueprint, Response
 
-from arena import queries
 from arena.api.context import arena_context
 from arena.api.http import json_response, query_bool, query_int
-from arena.api.problems import not_found
+from arena.reading.queries import bots as bot_queries
 
 __all__ = ["bp"]
 
@@ -26,13 +25,13 @@ def leaderboard() -> Response:
     threshold = context.settings.provisional_matches
     limit = query_int("limit", 100, low=1, high=500) or 100
     include_inactive = query_bool("include_inactive")
-    rows = queries.leaderboard(context.db, limit=limit, include_inactive=include_inactive)
+    rows = bot_queries.leaderboard(context.db, limit=limit, include_inactive=include_inactive)
     for row in rows:
         fit = row["rating"]
         row["provisional"] = (
             fit["provisional"] if fit is not None else row["record"]["matches"] < threshold
         )
-    unrated = queries.unrated_bots(context.db, limit=limit, include_inactive=include_inactive)
+    unrated = bot_queries.unrated_bots(context.db, limit=limit, include_inactive=include_inactive)
     for row in unrated:
         row["provisional"] = True
     return json_response({"items": rows, "unrated": unrated, "provisional_matches": threshold})
@@ -40,9 +39,7 @@ def leaderboard() -> Response:
 
 @bp.get("/<id('bot'):bot_id>/history")
 def history(bot_id: int) -> Response:
-    rows = queries.rating_history(
+    rows = bot_queries.rating_history(
         arena_context().db, bot_id, limit=query_int("limit", 200, low=1, high=1000) or 200
     )
-    if rows is None:
-        raise not_found(f"bot {bot_id}")
     return json_response({"bot_id": bot_id, "items": rows})

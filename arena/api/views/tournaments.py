@@ -1,34 +1,34 @@
 """``/api/v1/tournaments``: the organiser creates, starts and cancels; everyone reads the
 tournament, its bracket and its standings (seeds withheld until it is over, see
-:mod:`arena.embargo`)."""
+:mod:`arena.reading.embargo`). A tournament that does not exist is the one 404 of
+:class:`arena.errors.NotFoundError`, raised by the queries and services."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import Any
 
 from flask import Blueprint, Response, url_for
 
-from arena import queries
 from arena.api.auth import require_organiser
 from arena.api.context import arena_context
 from arena.api.http import json_response, query_choice, query_int
 from arena.api.models import TournamentCreate, decode_body
-from arena.api.problems import FieldError, conflict, not_found, unprocessable
+from arena.api.problems import FieldError, conflict, unprocessable
 from arena.api.versions import cached_tournament_view
 from arena.api.views.rules import rules_from
-from arena.db.models import TournamentStatus
-from arena.embargo import (
+from arena.reading.embargo import (
     redact_bracket,
     tournament_seed_public,
     tournament_seed_public_by_id,
 )
+from arena.reading.queries import tournaments as tournament_queries
 from arena.services.tournaments import (
     TournamentStateError,
     cancel_tournament,
     create_tournament,
     start_tournament,
 )
+from arena.states import TournamentStatus
 from arena.tournaments import FormatError
 
 __all__ = ["bp"]
@@ -37,9 +37,7 @@ bp = Blueprint("tournaments", __name__, url_prefix="/api/v1/tournaments")
 
 
 def _detail(tournament_id: int) -> dict[str, Any]:
-    detail = queries.tournament_detail(arena_context().db, tournament_id)
-    if detail is None:
-        raise not_found(f"tournament {tournament_id}")
+    detail = tournament_queries.tournament_detail(arena_context().db, tournament_id)
     if not tournament_seed_public(detail):
         detail["seed"] = None
     return detail
@@ -78,7 +76,7 @@ def index() -> Response:
     status = query_choice("status", [s.value for s in TournamentStatus])
     limit = query_int("limit", 50, low=1, high=200) or 50
     before = query_int("before", None, low=1)
-    rows = queries.tournament_list(
+    rows = tournament_queries.tournament_list(
         arena_context().db, status=status, limit=limit + 1, before=before
     )
     more = len(rows) > limit
@@ -86,16 +84,9 @@ def index() -> Response:
     return json_response({"items": rows, "next_before": rows[-1]["id"] if more else None})
 
 
-def _cached(kind: str, tournament_id: int, build: Callable[[], Any]) -> Response:
-    response = cached_tournament_view(kind, tournament_id, build)
-    if response is None:
-        raise not_found(f"tournament {tournament_id}")
-    return response
-
-
 @bp.get("/<id('tournament'):tournament_id>")
 def read(tournament_id: int) -> Response:
-    return _cached("detail", tournament_id, lambda: _detail(tournament_id))
+    return cached_tournament_view("detail", tournament_id, lambda: _detail(tournament_id))
 
 
 @bp.post("/<id('tournament'):tournament_id>/start")
@@ -103,9 +94,7 @@ def start(tournament_id: int) -> Response:
     require_organiser()
     context = arena_context()
     try:
-        report = start_tournament(context.db, tournament_id, context.enqueue)
-    except LookupError:
-        raise not_found(f"tournament {tournament_id}") from None
+        report = start_tournament(context.db, tournament_id, context.executor.submit)
     except TournamentStateError as exc:
         raise conflict(str(exc), "tournament-state") from None
     return json_response({"scheduled": report.scheduled, "tournament": _detail(tournament_id)})
@@ -116,8 +105,6 @@ def cancel(tournament_id: int) -> Response:
     require_organiser()
     try:
         cancelled = cancel_tournament(arena_context().db, tournament_id)
-    except LookupError:
-        raise not_found(f"tournament {tournament_id}") from None
     except TournamentStateError as exc:
         raise conflict(str(exc), "tournament-state") from None
     return json_response({"cancelled": cancelled, "tournament": _detail(tournament_id)})
@@ -146,15 +133,13 @@ def _pairing(p: dict[str, Any]) -> dict[str, Any]:
 
 @bp.get("/<id('tournament'):tournament_id>/bracket")
 def bracket(tournament_id: int) -> Response:
-    return _cached("bracket", tournament_id, lambda: _bracket(tournament_id))
+    return cached_tournament_view("bracket", tournament_id, lambda: _bracket(tournament_id))
 
 
 def _bracket(tournament_id: int) -> dict[str, Any]:
     db = arena_context().db
     public = tournament_seed_public_by_id(db, tournament_id)
-    data = queries.tournament_bracket(db, tournament_id)
-    if public is None or data is None:
-        raise not_found(f"tournament {tournament_id}")
+    data = tournament_queries.tournament_bracket(db, tournament_id)
     data["sections"] = [
         {
             **section,
@@ -171,11 +156,9 @@ def _bracket(tournament_id: int) -> dict[str, Any]:
 
 @bp.get("/<id('tournament'):tournament_id>/standings")
 def standings(tournament_id: int) -> Response:
-    return _cached("standings", tournament_id, lambda: _standings(tournament_id))
+    return cached_tournament_view("standings", tournament_id, lambda: _standings(tournament_id))
 
 
 def _standings(tournament_id: int) -> dict[str, Any]:
-    rows = queries.tournament_standings(arena_context().db, tournament_id)
-    if rows is None:  # pragma: no cover - deleted after the fingerprint was read
-        raise not_found(f"tournament {tournament_id}")
+    rows = tournament_queries.tournament_standings(arena_context().db, tournament_id)
     return {"tournament_id": tournament_id, "items": rows}

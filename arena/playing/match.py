@@ -1,7 +1,7 @@
 """The match runner: plays a best-of-N match to the target between two players.
 
 The runner drives the pure engine and asks the player whose turn it is for an action. It
-applies the fault policy of RULES.md: a fault (a :class:`~arena.players.Fault`, or an action
+applies the fault policy of RULES.md: a fault (a :class:`~arena.playing.players.Fault`, or an action
 the engine refuses) is a strike, answered with the safe fallback action; ``max_strikes`` in a
 match forfeits it; a player that cannot be reached at the start forfeits at once. When
 *neither* can be started the match is not played at all (:class:`NeitherStartedError`): two
@@ -23,21 +23,23 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
-from arena.players import Fault, FaultKind, MatchContext, Player, Turn, take_exchange
-from arena.records import (
-    ActionEntry,
+from arena.playing.players import Fault, FaultKind, MatchContext, Player, Turn, take_exchange
+from arena.playing.records import (
     FaultEntry,
+    Forfeit,
     GameRecord,
     HandRecord,
     InterruptedDeal,
     MatchRecord,
 )
+from arena.playing.stored import ActionEntry
 from arena.rules.actions import Action, ActionError
 from arena.rules.game import HollywoodScore, add_deal, deal_deck, first_dealer, games_to_win
 from arena.rules.hand import DealResult, HandState, apply, fallback_action, new_deal, play
 from arena.rules.observation import observe
 from arena.rules.ruleset import MatchScoring, RuleSet
 from arena.rules.scoring import GameScore, final_totals, next_dealer
+from arena.states import ForfeitKind
 
 __all__ = ["MatchProgress", "MatchRunner", "NeitherStartedError", "play_match"]
 
@@ -63,10 +65,9 @@ class NeitherStartedError(Exception):
 class ForfeitError(Exception):
     """Internal: a seat forfeits the match."""
 
-    def __init__(self, seat: int | None, reason: str) -> None:
+    def __init__(self, seat: int | None, kind: ForfeitKind, reason: str) -> None:
         super().__init__(reason)
-        self.seat = seat
-        self.reason = reason
+        self.forfeit = Forfeit(seat, kind, reason)
         #: The fault entry that caused it (applied as a fallback), if any.
         self.entry: ActionEntry | None = None
         #: The deal it interrupted, if any.
@@ -101,7 +102,7 @@ class MatchRunner:
         if len(self.players) != 2:
             raise ValueError("a match needs exactly two players")
         games: list[GameRecord] = []
-        forfeit: tuple[int | None, str] | None = None
+        forfeit: Forfeit | None = None
         interrupted: InterruptedDeal | None = None
         winner: int | None
         try:
@@ -116,9 +117,9 @@ class MatchRunner:
                     self._wins[record.result.winner] += 1
             winner = 0 if self._wins[0] > self._wins[1] else 1
         except ForfeitError as f:
-            forfeit = (f.seat, f.reason)
+            forfeit = f.forfeit
             interrupted = f.interrupted
-            winner = None if f.seat is None else 1 - f.seat
+            winner = None if forfeit.seat is None else 1 - forfeit.seat
         match_record = MatchRecord(
             match_id=self.match_id,
             seed=self.seed,
@@ -152,12 +153,14 @@ class MatchRunner:
             raise NeitherStartedError(f"neither player could be started ({details})")
         if failed:
             seat, fault = failed[0]
-            what = (
-                "refused the arena's signature at the start"
-                if fault.kind is FaultKind.SIGNATURE_REFUSED
-                else "unreachable at the start"
-            )
-            raise ForfeitError(seat, f"{what} ({fault.kind}: {fault.detail})")
+            if fault.kind is FaultKind.SIGNATURE_REFUSED:
+                kind, what = (
+                    ForfeitKind.SIGNATURE_REFUSED_AT_START,
+                    "refused the arena's signature at the start",
+                )
+            else:
+                kind, what = ForfeitKind.UNREACHABLE_AT_START, "unreachable at the start"
+            raise ForfeitError(seat, kind, f"{what} ({fault.kind}: {fault.detail})")
 
     def _play_game(self, game: int) -> GameRecord:
         rules = self.rules
@@ -308,16 +311,15 @@ class MatchRunner:
                 reply = Fault(FaultKind.ILLEGAL_ACTION, f"{reply}: {exc}")
         fallback = fallback_action(state)
         self._faults.append(
-            FaultEntry(
-                seat, reply.kind.value, reply.detail, game, deal, fallback.to_dict(), latency
-            )
+            FaultEntry(seat, reply.kind, reply.detail, game, deal, fallback.to_dict(), latency)
         )
         self._strikes[seat] += 1
         new_state = apply(state, fallback)
-        entry = ActionEntry(seat, fallback, latency, reply.kind.value, raw)
+        entry = ActionEntry(seat, fallback, latency, reply.kind, raw)
         if self._strikes[seat] >= self.rules.max_strikes:
             forfeit = ForfeitError(
                 seat,
+                ForfeitKind.MAX_STRIKES,
                 f"{self._strikes[seat]} faults (max_strikes {self.rules.max_strikes});"
                 f" last: {reply.kind}: {reply.detail}",
             )

@@ -4,40 +4,41 @@ The bots run as real HTTP services in a child process (their CPU is not the aren
 registered (or, on a second run, re-pointed to their new ports), and play the tournament
 through the local executor on the embedded SQLite database, with live progress. The final
 standings show live Elo, the whole-history rating with its 95% interval, and each record.
+Then the pages are served (``--no-serve``: not).
 """
 
 from __future__ import annotations
 
+import argparse
 import contextlib
-import multiprocessing
 import os
 import signal
 import sys
 import threading
 import time
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rich.console import Console
-from sqlalchemy import select
 
-from arena.db.migrate import upgrade
-from arena.db.models import Bot, BotStatus
-from arena.db.session import Database
-from arena.executors import LocalExecutor
-from arena.progress import standings_table, watch_tournament
-from arena.rules.ruleset import RuleSet
-from arena.services.bots import register_bot, set_status, update_bot
-from arena.services.ratings import refit_ratings
-from arena.services.tournaments import (
-    TournamentStateError,
-    cancel_tournament,
-    create_tournament,
-    start_tournament,
+from arena.cli.console import progress_console
+from arena.cli.database import created_database, settings_from_environment
+from arena.cli.options import (
+    UsageError,
+    add_format_options,
+    add_rules_options,
+    format_options,
+    port_option,
+    rule_set,
 )
+from arena.cli.serve import check_listen, serve_pages
+from arena.rules.ruleset import RuleSet
 from arena.settings import Settings
 
-__all__ = ["DEMO_BOTS", "run_demo"]
+if TYPE_CHECKING:
+    from arena.cli.options import Subcommands
+
+__all__ = ["DEMO_BOTS", "register", "run_demo"]
 
 #: The demo's field: several strategies and strengths.
 DEMO_BOTS: tuple[tuple[str, str], ...] = (
@@ -56,7 +57,7 @@ def _serve_bots(specs: Sequence[tuple[int, str, str, str]], ports: Any, ready: A
     """Child process: serve every (slot, name, kind, secret) on a free loopback port, forever.
 
     Ctrl-C reaches every process of the terminal's group; the parent stops this one."""
-    from arena.bots.house import house_bot  # noqa: PLC0415 - the child's own import
+    from arena.bots.house import house_bot  # the child's own import
 
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     # A match cut off by Ctrl-C resets the bots' connections: not the user's concern.
@@ -76,20 +77,6 @@ def _bot_processes(bots: int) -> int:
     return max(1, min(bots, os.cpu_count() or 1))
 
 
-def _ensure_bots(db: Database, names: Sequence[str]) -> dict[str, tuple[int, str]]:
-    """Register missing demo bots; return name -> (id, signing secret)."""
-    with db.session() as session:
-        existing = {
-            b.name: (b.id, b.secret)
-            for b in session.scalars(select(Bot).where(Bot.name.in_(names)))
-        }
-    for name in names:
-        if name not in existing:
-            reg = register_bot(db, name=name, owner="gin-arena demo", url="http://127.0.0.1:9")
-            existing[name] = (reg.bot_id, reg.secret)
-    return existing
-
-
 def run_demo(
     settings: Settings,
     console: Console,
@@ -107,14 +94,28 @@ def run_demo(
     ``then(tournament_id)`` runs before the house bots stop (the command serves the pages
     there, so challenges made through the API can still be played against them).
     """
+    import multiprocessing
+
+    from arena.playing.executors import LocalExecutor
+    from arena.reading.progress import standings_table, watch_tournament
+    from arena.services.bots import set_status, update_bot
+    from arena.services.house_entries import enter_house_bots
+    from arena.services.ratings import refit_ratings
+    from arena.services.tournaments import (
+        TournamentStateError,
+        cancel_tournament,
+        create_tournament,
+        start_tournament,
+    )
+    from arena.states import BotStatus
+
     settings = settings.replace(allow_loopback=True)
-    db = Database(settings.database_url)
-    upgrade(db)
+    db = created_database(settings)
     names = [name for name, _ in bots]
-    known = _ensure_bots(db, names)
+    known = enter_house_bots(db, names)
     context = multiprocessing.get_context("spawn")
     ports = context.Array("i", len(bots))
-    specs = [(i, name, kind, known[name][1]) for i, (name, kind) in enumerate(bots)]
+    specs = [(i, name, kind, known[name].secret) for i, (name, kind) in enumerate(bots)]
     # The bots run in as many processes as there are cores (at most one per bot): one Python
     # process serving all of them would be held to one core by its interpreter lock.
     groups = [specs[i :: _bot_processes(len(specs))] for i in range(_bot_processes(len(specs)))]
@@ -140,8 +141,8 @@ def run_demo(
         if not all(ready.wait(60) for _, ready in children):
             raise RuntimeError("the house bots did not start within 60 s")
         for i, name in enumerate(names):
-            update_bot(db, known[name][0], url=f"http://127.0.0.1:{ports[i]}")
-            set_status(db, known[name][0], BotStatus.ACTIVE)
+            update_bot(db, known[name].bot_id, url=f"http://127.0.0.1:{ports[i]}")
+            set_status(db, known[name].bot_id, BotStatus.ACTIVE)
         where = settings.database_url
         console.print(f"[bold]{len(bots)} house bots[/] serving on 127.0.0.1, database {where}")
         tournament_id = create_tournament(
@@ -149,7 +150,7 @@ def run_demo(
             name=f"gin-arena demo ({format_name})",
             format_name=format_name,
             options=options,
-            bot_ids=[known[n][0] for n in names],
+            bot_ids=[known[n].bot_id for n in names],
             rules=rules,
             seed=seed,
         )
@@ -178,3 +179,46 @@ def run_demo(
         for child, _ in children:
             child.join(10)
         db.dispose()
+
+
+def cmd_demo(args: argparse.Namespace) -> int:
+    """Eight house bots play a tournament on this machine; then the pages are served."""
+    from arena.tournaments import FormatError
+
+    settings = settings_from_environment()
+    port_option(args.port)
+    if not args.no_serve:
+        check_listen(args.host, args.port)
+    console = progress_console()
+
+    def serve(tournament_id: int) -> int:
+        # While the house bots still run: challenges made through the API can be played.
+        loopback = settings.replace(allow_loopback=True)
+        return serve_pages(loopback, args.host, args.port, console, tournament_id)
+
+    try:
+        run_demo(
+            settings,
+            console,
+            format_name=args.format,
+            options=format_options(args.option),
+            rules=rule_set(args),
+            seed=args.seed,
+            then=None if args.no_serve else serve,
+        )
+    except FormatError as exc:
+        raise UsageError(str(exc)) from None
+    return 0
+
+
+def register(sub: Subcommands) -> None:
+    """``gin-arena demo``."""
+    p = sub.add_parser(
+        "demo", help="the main job: eight house bots play a tournament, then the pages are served"
+    )
+    add_format_options(p, "double_round_robin")
+    p.add_argument("--no-serve", action="store_true", help="exit after the standings")
+    p.add_argument("--host", default="127.0.0.1")
+    p.add_argument("--port", type=int, default=8000)
+    add_rules_options(p)
+    p.set_defaults(func=cmd_demo)

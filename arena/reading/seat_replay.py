@@ -13,46 +13,52 @@ it is UTF-8 without NUL, else base64, as ``answer_raw_encoding`` says; null when
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator
 from typing import Any
 
 import msgspec
 
-from arena.players import Turn
+from arena.playing.players import Turn
+from arena.playing.records import SEATS
+from arena.playing.stored import (
+    ActionEntry,
+    Seat,
+    StoredDeal,
+    StoredFault,
+    StoredHand,
+    StoredMatch,
+    raw_answer_to_json,
+)
 from arena.protocol.wire import PROTOCOL_VERSION, StartRequest, act_request
-from arena.rules.actions import Action
 from arena.rules.game import HollywoodScore, add_deal
 from arena.rules.hand import DealResult, apply, new_deal
 from arena.rules.observation import observe
 from arena.rules.record import parse_deck
-from arena.rules.ruleset import MatchScoring, RuleSet
+from arena.rules.ruleset import MatchScoring
 from arena.rules.scoring import GameScore
 
 __all__ = ["SeatReplayError", "seat_replay"]
 
-SEATS = ("a", "b")
-
 
 class SeatReplayError(ValueError):
-    """The record does not replay (it was edited, or it is not a match record)."""
+    """The record does not replay (it was edited after it was recorded)."""
 
 
 def _games(
-    record: Mapping[str, Any],
-) -> Iterator[tuple[int, str | None, list[Mapping[str, Any]]]]:
+    record: StoredMatch,
+) -> Iterator[tuple[int, Seat | None, list[StoredHand | StoredDeal]]]:
     """Each game's index, winner and deals in play order; the deal a forfeit cut short last."""
-    for game in record["games"]:
-        yield int(game["index"]), game["winner"], list(game["hands"])
-    unfinished = record.get("unfinished_game")
-    interrupted = record.get("interrupted_deal")
-    hands = list(unfinished["hands"]) if unfinished else []
-    if interrupted:
-        hands.append(interrupted)
+    for game in record.games:
+        yield game.index, game.winner, list(game.hands)
+    unfinished = record.unfinished_game
+    hands: list[StoredHand | StoredDeal] = list(unfinished.hands) if unfinished else []
+    if record.interrupted_deal is not None:
+        hands.append(record.interrupted_deal)
     if hands:
-        yield len(record["games"]), None, hands
+        yield len(record.games), None, hands
 
 
-def seat_replay(record: Mapping[str, Any], seat: str, *, game: int | None = None) -> dict[str, Any]:
+def seat_replay(record: StoredMatch, seat: str, *, game: int | None = None) -> dict[str, Any]:
     """The requests seat ``seat`` (``"a"``/``"b"``) was sent and its answers, in order.
 
     ``game`` keeps only that game's steps (the requests are rebuilt from the start either way,
@@ -60,12 +66,12 @@ def seat_replay(record: Mapping[str, Any], seat: str, *, game: int | None = None
     """
     if seat not in SEATS:
         raise ValueError(f"seat must be 'a' or 'b', not {seat!r}")
-    me = SEATS.index(seat)
-    rules = RuleSet.from_dict(record["rules"])
+    me = 0 if seat == "a" else 1
+    rules = record.ruleset()
     rules_dict = rules.to_dict()
-    match_id = str(record["match_id"])
-    players = record["players"]
-    faults = iter([f for f in record.get("faults", []) if f.get("seat") == seat])
+    match_id = record.match_id
+    players = record.players
+    faults = iter([f for f in record.faults if f.seat == seat])
     steps: list[dict[str, Any]] = []
     requests = 0
     games_won = [0, 0]
@@ -79,12 +85,11 @@ def seat_replay(record: Mapping[str, Any], seat: str, *, game: int | None = None
             if not hollywood:
                 previous = None
             for hand in hands:
-                deal = int(hand["index"])
-                dealer = SEATS.index(hand["dealer"]) if isinstance(hand["dealer"], str) else 0
-                state = new_deal(rules, dealer, deck=parse_deck(hand["deck"]))
+                deal = hand.index
+                state = new_deal(rules, SEATS.index(hand.dealer), deck=parse_deck(hand.deck))
                 told = [False, False]
-                for entry in hand["actions"]:
-                    actor, action = int(entry[0]), Action.from_dict(entry[1])
+                for entry in hand.actions:
+                    actor = entry.seat
                     requests += 1
                     if actor == me and (game is None or game == index):
                         points = sheet.games[index].points if hollywood else score.points
@@ -94,11 +99,11 @@ def seat_replay(record: Mapping[str, Any], seat: str, *, game: int | None = None
                             (games_won[0], games_won[1]), rules.deadline_ms,
                             None if told[me] else previous,
                         )  # fmt: skip
-                        steps.append(_step(turn, rules_dict, entry, action, faults))
+                        steps.append(_step(turn, rules_dict, entry, faults))
                     told[actor] = True
-                    state = apply(state, action)
+                    state = apply(state, entry.action)
                 if state.result is None:
-                    if hand is record.get("interrupted_deal"):
+                    if hand is record.interrupted_deal:
                         break  # a forfeit cut it short
                     raise SeatReplayError(f"game {index} deal {deal} does not reach its end")
                 score = add_deal(rules, score, state.result)
@@ -107,15 +112,16 @@ def seat_replay(record: Mapping[str, Any], seat: str, *, game: int | None = None
                 previous = state.result
             if winner is not None:
                 games_won[SEATS.index(winner)] += 1
-    except (KeyError, IndexError, TypeError, ValueError) as exc:
+    except (KeyError, IndexError, TypeError, ValueError) as exc:  # what apply() raises on an edit
         if isinstance(exc, SeatReplayError):
             raise
         raise SeatReplayError(f"the record does not replay: {exc!r}") from None
-    start = StartRequest(PROTOCOL_VERSION, match_id, str(players[SEATS[1 - me]]), rules_dict)
+    opponent = players.of(SEATS[1 - me])
+    start = StartRequest(PROTOCOL_VERSION, match_id, opponent, rules_dict)
     return {
         "seat": seat,
-        "bot": players[seat],
-        "opponent": players[SEATS[1 - me]],
+        "bot": players.of(SEATS[me]),
+        "opponent": opponent,
         "start": msgspec.to_builtins(start),
         "steps": steps,
     }
@@ -124,27 +130,25 @@ def seat_replay(record: Mapping[str, Any], seat: str, *, game: int | None = None
 def _step(
     turn: Turn,
     rules_dict: dict[str, Any],
-    entry: list[Any],
-    action: Action,
-    faults: Iterator[Mapping[str, Any]],
+    entry: ActionEntry,
+    faults: Iterator[StoredFault],
 ) -> dict[str, Any]:
-    fault_kind = entry[3] if len(entry) > 3 else None
     fault = None
-    if fault_kind is not None:
+    if entry.fault is not None:
         found = next(faults, None)
-        detail = found.get("detail", "") if found else ""
-        fault = {"kind": fault_kind, "detail": detail}
-    raw = entry[4] if len(entry) > 4 else None
+        fault = {"kind": entry.fault.value, "detail": found.detail if found else ""}
+    raw = None if entry.raw is None else raw_answer_to_json(entry.raw)
+    applied = entry.action.to_dict()
     return {
         "game": turn.game,
         "deal": turn.deal,
         "request": msgspec.to_builtins(act_request(turn, rules_dict)),
-        "answer": None if fault else action.to_dict(),
+        "answer": None if fault else applied,
         "answer_raw": raw["base64"] if isinstance(raw, dict) else raw,
         "answer_raw_encoding": None
         if raw is None
         else ("base64" if isinstance(raw, dict) else "utf-8"),
         "fault": fault,
-        "applied": action.to_dict(),
-        "latency_ms": float(entry[2]),
+        "applied": applied,
+        "latency_ms": round(entry.latency_ms, 3),
     }

@@ -45,7 +45,8 @@ __all__ = [
 
 
 class FaultKind(StrEnum):
-    """Ways a bot can fail a request (RULES.md: faults, not rules events)."""
+    """Ways a bot can fail a request (RULES.md: faults, not rules events); the match record
+    keeps them as this enum (a fault's ``kind``, an action entry's ``fault``)."""
 
     TIMEOUT = "timeout"
     CONNECTION = "connection"

@@ -1,4 +1,4 @@
-"""Executors: where stored matches get played.
+"""Executors: where stored matches get played, and the one way a match reaches them.
 
 * :class:`LocalExecutor` (the embedded default): worker processes on this machine, each
   playing many matches at once in threads (a match spends nearly all its time waiting for bots,
@@ -6,9 +6,21 @@
 * :class:`CeleryExecutor`: tasks on a Redis broker for any number of ``gin-arena worker``
   processes (see ``workers/``).
 
-Both run :func:`arena.jobs.run_match_job` for a match id and nothing else, so the embedded
-default and the distributed deployment play matches with the same code. Submitting is always
-done after the transaction that created the matches has committed.
+Both run :func:`arena.playing.jobs.run_match_job` for a match id and nothing else, so the embedded
+default and the distributed deployment play matches with the same code.
+
+**How a match reaches a worker.** The service that schedules matches (a challenge, a tournament
+starting or advancing after a result) commits them and then hands their ids to the executor's
+:meth:`~MatchExecutor.submit`; views, commands and tasks pass the executor along and never submit
+themselves. The API gets its executor from whoever starts it: ``gin-arena serve`` passes its
+:class:`LocalExecutor`, and with Celery the app makes a :class:`CeleryExecutor`. Polling is only
+the safety net, the sweep (:mod:`arena.services.sweeper`, every ``ARENA_SWEEP_INTERVAL_SECONDS``:
+Celery beat, or the local executor's sweeper thread): expired leases, pending matches older than
+``ARENA_PENDING_GRACE_SECONDS``, running tournaments. The local executor's sweeper also picks up,
+every ``ARENA_PICKUP_INTERVAL_SECONDS`` (default 1 s; 0 turns it off), pending matches that no
+executor in this process was handed: those another process created (``gin-arena tournament
+start`` in another shell while ``serve`` runs, an API process with no executor of its own,
+:class:`LeftPending`).
 """
 
 from __future__ import annotations
@@ -19,38 +31,30 @@ import os
 import signal
 import threading
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from concurrent.futures import ThreadPoolExecutor
-from typing import Any
+from typing import Any, Protocol
 
-from sqlalchemy import select
-
-from arena.db.models import Match, MatchStatus
 from arena.db.session import Database
-from arena.jobs import run_match_job
-from arena.services.matches import sweep_stuck
+from arena.playing.jobs import run_match_job
+from arena.services.matches import pending_match_ids
+from arena.services.sweeper import sweep
+from arena.services.tournaments import advance_for_match
 from arena.settings import Settings
 
-__all__ = ["CeleryExecutor", "LocalExecutor", "make_executor"]
+__all__ = ["CeleryExecutor", "LeftPending", "LocalExecutor", "MatchExecutor", "make_executor"]
 
 log = logging.getLogger(__name__)
 
-Enqueue = Callable[[Iterable[int]], None]
 
+class MatchExecutor(Protocol):
+    """What matches are handed to (see the module docstring)."""
 
-def after_record(db: Database, match_id: int, enqueue: Enqueue, *, min_matches: int = 10) -> None:
-    """What follows a recorded match: its tournament advances and submits ready matches
-    (ratings are refit, provisional under ``min_matches``, when a round closes)."""
-    from arena.services.tournaments import advance_for_match  # noqa: PLC0415 - import cycle
+    def submit(self, match_ids: Iterable[int]) -> None:
+        """Have these committed matches played (safe to repeat: the claim decides)."""
 
-    advance_for_match(db, match_id, enqueue, min_matches=min_matches)
-
-
-def sweep_tournaments(db: Database, enqueue: Enqueue, *, min_matches: int = 10) -> None:
-    """Advance every running tournament (an advance lost with its worker is made up)."""
-    from arena.services.tournaments import advance_running_tournaments  # noqa: PLC0415
-
-    advance_running_tournaments(db, enqueue, min_matches=min_matches)
+    def close(self) -> None:
+        """Release what the executor holds (local: after the matches already handed over)."""
 
 
 def _local_worker(settings: Settings, work: Any, index: int, threads: int) -> None:
@@ -62,7 +66,7 @@ def _local_worker(settings: Settings, work: Any, index: int, threads: int) -> No
     slots = threading.BoundedSemaphore(threads)
     name = f"local-{os.getpid()}-{index}"
 
-    def enqueue(ids: Iterable[int]) -> None:
+    def submit(ids: Iterable[int]) -> None:
         for match_id in ids:
             work.put(match_id)
 
@@ -73,8 +77,8 @@ def _local_worker(settings: Settings, work: Any, index: int, threads: int) -> No
                 settings,
                 match_id,
                 name,
-                after_record=lambda m: after_record(
-                    db, m, enqueue, min_matches=settings.provisional_matches
+                after_record=lambda m: advance_for_match(
+                    db, m, submit, min_matches=settings.provisional_matches
                 ),
             )
         except Exception:  # infrastructure: the sweeper puts the match back later
@@ -96,10 +100,9 @@ def _local_worker(settings: Settings, work: Any, index: int, threads: int) -> No
 class LocalExecutor:
     """Worker processes on this machine.
 
-    A watcher thread in this process submits pending matches created elsewhere (the API, a
-    ``tournament create`` in another shell) once a second, and every ``sweep_interval_s``
-    resubmits matches whose lease expired (a worker process died) and advances every running
-    tournament (in case a worker died between recording a match and advancing its event).
+    A sweeper thread in this process runs the sweep every ``ARENA_SWEEP_INTERVAL_SECONDS``
+    (the first at its first tick) and, every ``ARENA_PICKUP_INTERVAL_SECONDS``, submits the
+    pending matches nobody handed to this executor (see the module docstring).
     """
 
     def __init__(
@@ -108,8 +111,6 @@ class LocalExecutor:
         *,
         processes: int | None = None,
         threads: int | None = None,
-        sweep_interval_s: float = 30.0,
-        poll_s: float = 1.0,
     ) -> None:
         self.settings = settings
         self.processes = processes or settings.worker_processes
@@ -140,39 +141,39 @@ class LocalExecutor:
         self._closed = False
         self._submitted: set[int] = set()
         self._lock = threading.Lock()
-        self._poll_s = poll_s
-        self._sweeper = threading.Thread(
-            target=self._sweep_loop, args=(sweep_interval_s,), name="sweeper", daemon=True
-        )
+        self._sweeper = threading.Thread(target=self._sweep_loop, name="sweeper", daemon=True)
         self._sweeper.start()
 
     def submit(self, match_ids: Iterable[int]) -> None:
+        """Queue the matches for the worker processes."""
         with self._lock:
             for match_id in match_ids:
                 self._submitted.add(int(match_id))
                 self._work.put(int(match_id))
 
-    def _sweep_loop(self, interval: float) -> None:
-        """Pick up pending matches nobody submitted here (created by another process, e.g. the
-        API), and every ``interval`` put back matches whose lease expired."""
-        last_sweep = 0.0
-        while not self._stop.wait(self._poll_s):
+    def _sweep_loop(self) -> None:
+        """The pickup every ``pickup_interval_seconds`` (if on) and the sweep every
+        ``sweep_interval_seconds``, the first sweep at the first tick."""
+        pickup = self.settings.pickup_interval_seconds
+        interval = self.settings.sweep_interval_seconds
+        tick = min(pickup, interval) if pickup > 0 else interval
+        next_sweep = time.monotonic()
+        while not self._stop.wait(tick):
             try:
-                with self._db.session() as session:
-                    pending = set(
-                        session.scalars(select(Match.id).where(Match.status == MatchStatus.PENDING))
-                    )
-                with self._lock:
-                    new = pending - self._submitted
-                self.submit(sorted(new))
-                if time.monotonic() - last_sweep >= interval:
-                    last_sweep = time.monotonic()
-                    self.submit(sweep_stuck(self._db, pending_grace_s=int(interval * 20)))
-                    sweep_tournaments(
-                        self._db, self.submit, min_matches=self.settings.provisional_matches
-                    )
+                if pickup > 0:
+                    self._pick_up()
+                if time.monotonic() >= next_sweep:
+                    next_sweep = time.monotonic() + interval
+                    sweep(self._db, self.settings, self.submit)
             except Exception:
                 log.exception("sweep failed")
+
+    def _pick_up(self) -> None:
+        """Submit the pending matches nobody submitted here (another process created them)."""
+        pending = pending_match_ids(self._db)
+        with self._lock:
+            new = pending - self._submitted
+        self.submit(sorted(new))
 
     def close(self) -> None:
         """Stop once the matches already queued are played (at most 30 s per process)."""
@@ -213,27 +214,54 @@ class LocalExecutor:
 
 
 class CeleryExecutor:
-    """Submits ``play_match`` tasks to the Celery app of ``workers/``."""
+    """Submits ``run_match`` tasks to a Celery app of ``workers/`` for these settings (built
+    on the first submission: nothing is imported or connected before)."""
 
     def __init__(self, settings: Settings) -> None:
-        from workers.celery_app import create_app  # noqa: PLC0415 - Celery only when used
+        self.settings = settings
+        self._app: Any = None
+        self._lock = threading.Lock()
 
-        self.app = create_app(settings)
+    @property
+    def app(self) -> Any:
+        """The Celery app (built when first asked for)."""
+        with self._lock:
+            if self._app is None:
+                from workers.celery_app import create_app  # noqa: PLC0415 - Celery only when used
+
+                self._app = create_app(self.settings)
+            return self._app
 
     def submit(self, match_ids: Iterable[int]) -> None:
+        """Send one ``run_match`` task per match."""
         ids = [int(match_id) for match_id in match_ids]
         if not ids:
             return
+        app = self.app
         # A connection of our own, closed on return (kombu's shared pools keep sockets open
         # for the life of the process).
-        with self.app.connection_for_write() as connection:
+        with app.connection_for_write() as connection:
             for match_id in ids:
-                self.app.send_task(
-                    "workers.tasks.play_match", args=[match_id], connection=connection
-                )
+                app.send_task("workers.tasks.run_match", args=[match_id], connection=connection)
 
     def close(self) -> None:
-        self.app.close()
+        """Close the Celery app's connections (if a submission made it)."""
+        with self._lock:
+            if self._app is not None:
+                self._app.close()
+                self._app = None
+
+
+class LeftPending:
+    """The executor of a process that plays no matches under local settings (an API run by
+    gunicorn, or with ``with_executor=False``): a match handed to it stays pending for the pickup
+    of a :class:`LocalExecutor` in another process (``gin-arena serve``, ``tournament start``)."""
+
+    def submit(self, match_ids: Iterable[int]) -> None:
+        """Nothing to send: the matches are committed, pending, and found by that pickup."""
+
+    def close(self) -> None:
+        """Nothing held."""
 
 
 def make_executor(settings: Settings) -> LocalExecutor | CeleryExecutor:

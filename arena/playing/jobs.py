@@ -12,8 +12,8 @@ the match: the attempt is released and the match played again from the start, up
 (status ``failed``): no result, no rating change, no statistics for either bot, and a
 tournament counts it as a drawn match with no games (see ``deploy/README.md``). Neither bot
 answering at the start is such a failure too (two bots down at once points at the arena's own
-network or settings: :class:`~arena.match.NeitherStartedError`); one bot unreachable while the
-other answers forfeits. A bot's misbehaviour is a fault in the record, never an exception here.
+network or settings: :class:`~arena.playing.match.NeitherStartedError`); one bot unreachable while
+the other answers forfeits. A bot's misbehaviour is a fault in the record, never an exception here.
 """
 
 from __future__ import annotations
@@ -27,12 +27,11 @@ from dataclasses import dataclass
 from datetime import datetime
 from enum import StrEnum
 
-from sqlalchemy.exc import OperationalError
-
-from arena.db.models import MatchStatus
+from arena.db.errors import DatabaseUnavailableError
 from arena.db.session import Database
-from arena.match import MatchProgress, MatchRunner, NeitherStartedError
-from arena.players import Player
+from arena.errors import NotFoundError
+from arena.playing.match import MatchProgress, MatchRunner, NeitherStartedError
+from arena.playing.players import Player
 from arena.protocol.http_player import HttpPlayer
 from arena.services.bots import signing_secrets
 from arena.services.matches import (
@@ -40,11 +39,12 @@ from arena.services.matches import (
     claim_match,
     fail_match,
     match_status,
-    record_match_result,
     release_match,
     renew_lease,
 )
+from arena.services.recording import record_match_result
 from arena.settings import Settings
+from arena.states import MatchStatus
 
 __all__ = [
     "JobOutcome",
@@ -114,7 +114,7 @@ class _Heartbeat:
                 if not renew_lease(self.db, self.claim, lease_seconds=self.lease_seconds):
                     self.lost.set()
                     return
-            except OperationalError as exc:  # the next beat may succeed; the lease has slack
+            except DatabaseUnavailableError as exc:  # the next beat may succeed (lease slack)
                 log.warning("lease renewal for match %s failed: %s", self.claim.match_id, exc)
 
     def check(self, _progress: MatchProgress) -> None:
@@ -174,7 +174,10 @@ def run_match_job(
             max_attempts=settings.max_attempts,
         )
         if claim is None:
-            status = match_status(db, match_id)
+            try:
+                status = match_status(db, match_id)
+            except NotFoundError as exc:  # e.g. a task left queued over a database reset
+                return JobOutcome(match_id, JobStatus.SKIPPED, str(exc))
             if status is MatchStatus.RUNNING:
                 return JobOutcome(match_id, JobStatus.BUSY, "held by a live lease elsewhere")
             if last_error and status is MatchStatus.FAILED:
@@ -217,7 +220,7 @@ def _play(
         log.warning("%s", exc)
         fail_match(db, claim, str(exc))
         return JobOutcome(match_id, JobStatus.FAILED, str(exc))
-    except OperationalError:
+    except DatabaseUnavailableError:
         raise  # infrastructure: let the executor retry; the lease will expire if it cannot
     except NeitherStartedError as exc:  # the arena's network or settings, most likely: again
         log.warning("match %s attempt %s: %s", match_id, claim.attempt, exc)

@@ -1,6 +1,7 @@
 """Live progress of a tournament in the terminal, and its final standings table.
 
-Reads the database only (the executor may be local processes or Celery workers elsewhere).
+Reads the database only (the executor may be local processes or Celery workers elsewhere),
+through :mod:`arena.reading.queries.tournaments`.
 """
 
 from __future__ import annotations
@@ -12,11 +13,10 @@ from dataclasses import dataclass
 from rich.console import Console
 from rich.live import Live
 from rich.table import Table
-from sqlalchemy import func, select
 
-from arena.db.models import Bot, Match, RatingFit, Tournament, TournamentStatus
 from arena.db.session import Database
-from arena.services.tournaments import load_plan
+from arena.reading.queries import tournaments as tournament_queries
+from arena.states import TournamentStatus
 
 __all__ = ["Snapshot", "snapshot", "standings_table", "watch_tournament"]
 
@@ -36,24 +36,10 @@ class Snapshot:
 
 def snapshot(db: Database, tournament_id: int) -> Snapshot:
     """Counts of the tournament's matches by status, and who leads the standings."""
-    with db.session() as session:
-        t = session.get_one(Tournament, tournament_id)
-        counts: Counter[str] = Counter(
-            {
-                status.value: n
-                for status, n in session.execute(
-                    select(Match.status, func.count())
-                    .where(Match.tournament_id == tournament_id)
-                    .group_by(Match.status)
-                )
-            }
-        )
-        standings = (t.summary or {}).get("standings") or []
-        leader = None
-        if standings and standings[0].get("played"):
-            bot = session.get(Bot, int(standings[0]["participant"]))
-            leader = bot.name if bot else standings[0]["participant"]
-        return Snapshot(t.status, counts, leader)
+    progress = tournament_queries.tournament_progress(db, tournament_id)
+    return Snapshot(
+        TournamentStatus(progress["status"]), Counter(progress["matches"]), progress["leader"]
+    )
 
 
 def _line(snap: Snapshot, elapsed: float) -> Table:
@@ -100,28 +86,25 @@ def watch_tournament(
 
 def standings_table(db: Database, tournament_id: int) -> Table:
     """Final (or current) standings with live Elo, the fitted rating and its 95% interval."""
-    tournament, plan = load_plan(db, tournament_id)
-    with db.session() as session:
-        bots = {str(b.id): b for b in session.scalars(select(Bot))}
-        fits = {str(f.bot_id): f for f in session.scalars(select(RatingFit))}
-    table = Table(title=f"{tournament.name}: {tournament.format} ({tournament.status.value})")
+    view = tournament_queries.standings_with_ratings(db, tournament_id)
+    table = Table(title=f"{view['name']}: {view['format']} ({view['status']})")
     for column in ("#", "bot", "score", "W-D-L", "games", "Elo", "rating (95% CI)"):
         table.add_column(column, justify="right" if column not in ("bot",) else "left")
-    for s in plan.standings:
-        bot = bots.get(s.participant)
-        fit = fits.get(s.participant)
+    for s in view["standings"]:
+        fit = s["rating"]
         rating = "-"
         if fit is not None:
-            rating = f"{fit.rating:.0f} ({fit.ci_low:.0f}-{fit.ci_high:.0f})"
-            if fit.provisional:
+            rating = f"{fit['rating']:.0f} ({fit['ci_low']:.0f}-{fit['ci_high']:.0f})"
+            if fit["provisional"]:
                 rating += " prov."
+        name = s["participant"] if s["name"] is None else s["name"]
         table.add_row(
-            str(s.rank),
-            (bot.name if bot else s.participant) + (" (withdrawn)" if s.withdrawn else ""),
-            f"{s.score:g}",
-            f"{s.wins}-{s.draws}-{s.losses}",
-            f"{s.games_won}-{s.games_lost}",
-            f"{bot.elo:.0f}" if bot else "-",
+            str(s["rank"]),
+            name + (" (withdrawn)" if s["withdrawn"] else ""),
+            f"{s['score']:g}",
+            f"{s['wins']}-{s['draws']}-{s['losses']}",
+            f"{s['games_won']}-{s['games_lost']}",
+            "-" if s["elo"] is None else f"{s['elo']:.0f}",
             rating,
         )
     return table
