@@ -11,6 +11,7 @@ an action, or a refused check), never an exception, a traceback or a 500.
 
 from __future__ import annotations
 
+import functools
 import itertools
 import json
 import shutil
@@ -23,7 +24,9 @@ import msgspec
 import pytest
 from loopback import HttpMessage, LoopbackServer, http_response
 
+import arena.services.bots
 from arena.api import close_app, create_app
+from arena.bots.check import check_bot
 from arena.bots.house import house_bot
 from arena.bots.sdk import BotServer
 from arena.bots.strategies import greedy
@@ -309,10 +312,15 @@ _names = itertools.count()
 
 @pytest.mark.parametrize(("mode", "where"), CASES, ids=IDS)
 def test_api_registration_and_check_answer_any_hostile_bot_without_a_500(
-    api_client: Any, mode: str, where: str
+    api_client: Any, mode: str, where: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Registration while the bot is hostile (a 201 or a 422), and ``/check`` of a bot that
     turned hostile after it was registered (a 200 report or a 422), never a 500."""
+    # A short deadline, as for `bot check` above: a bot that never finishes its answer
+    # (content_length_long) would otherwise cost 30 timeouts of a second each.
+    monkeypatch.setattr(
+        arena.services.bots, "check_bot", functools.partial(check_bot, deadline_ms=250)
+    )
     with HostileBot(mode, where) as bot:
         response = api_client.post(
             "/api/v1/bots", json={"name": f"hostile-{next(_names)}", "url": bot.url, "owner": "o"}
