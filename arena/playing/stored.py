@@ -150,11 +150,8 @@ class ActionEntry:
                 type(seat) is int
                 and 0 <= seat <= 1
                 and (type(latency) is float or type(latency) is int)
-                and type(action) is dict
             ):
-                plain = _PLAIN_BY_ITEMS.get(tuple(action.items()))
-                if plain is not None:
-                    return cls(seat, plain, float(latency))
+                return cls(seat, _parse_action(action), float(latency))
         if not isinstance(data, list) or not 3 <= len(data) <= 5:
             raise ValueError("an action entry is [seat, action, latency_ms, fault?, raw?]")
         seat, action, latency = data[0], data[1], data[2]
@@ -170,9 +167,6 @@ class ActionEntry:
 #: Plain actions (a kind, maybe a card) already parsed: a few hundred at most, and nearly every
 #: entry of a log is one, so reading a record parses each once.
 _PLAIN_ACTIONS: dict[tuple[str, str | None], Action] = {}
-#: The same actions by their JSON form's items, in the order they were first read (the order
-#: the record writes them), for :meth:`ActionEntry.from_list`'s fast path.
-_PLAIN_BY_ITEMS: dict[tuple[tuple[str, object], ...], Action] = {}
 
 
 def _parse_action(data: object) -> Action:
@@ -188,7 +182,6 @@ def _parse_action(data: object) -> Action:
     action = _PLAIN_ACTIONS.get(key)
     if action is None:
         action = _PLAIN_ACTIONS[key] = Action.from_dict(data)
-        _PLAIN_BY_ITEMS[tuple(data.items())] = action
     return action
 
 

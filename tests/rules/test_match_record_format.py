@@ -24,6 +24,7 @@ from arena.playing.players import (
 from arena.playing.records import MatchRecord
 from arena.playing.stored import (
     SCHEMA_VERSION,
+    ActionEntry,
     RecordFormatError,
     StoredMatch,
     parse_record,
@@ -186,3 +187,32 @@ def test_a_record_from_an_older_schema_version_is_refused_with_one_line() -> Non
 _BROKEN_BASE: dict[str, Any] = json.loads(
     json.dumps(_play(RuleSet(target=100, best_of=3), 3, every=15).to_dict())
 )
+
+
+@pytest.mark.parametrize(
+    "entry",
+    [
+        [0, {"action": "knock", "card": "7h", "melds": [["7c", "7d", "7h"]]}, 1.5],
+        [1, {"action": "big_gin", "melds": [["As", "2s", "3s"]]}, 2],
+        [0, {"action": "discard", "card": "Td"}, 0.25],
+    ],
+)
+def test_an_action_entry_with_or_without_declared_melds_reads_back_as_written(
+    entry: list[Any],
+) -> None:
+    assert ActionEntry.from_list(entry).to_list() == entry
+
+
+@pytest.mark.parametrize(
+    "entry",
+    [
+        [0, {"action": "discard", "card": [1]}, 1.0],
+        [0, {"action": "knock", "card": "7h", "melds": "7h"}, 1.0],
+        [0, "draw_stock", 1.0],
+        [2, {"action": "draw_stock"}, 1.0],
+        [0, {"action": "draw_stock"}, "1"],
+    ],
+)
+def test_a_malformed_action_entry_is_a_value_error_never_a_type_error(entry: list[Any]) -> None:
+    with pytest.raises(ValueError):
+        ActionEntry.from_list(entry)
