@@ -62,7 +62,7 @@ class Settings(msgspec.Struct, frozen=True, kw_only=True):
     visibility_timeout: int = 3600
     #: Attempts before a match that keeps crashing its worker is marked failed.
     max_attempts: int = 5
-    #: The sweeper's safety net (Celery beat, or the local executor's sweeper thread): every
+    #: The sweeper's safety net (Celery beat, or the local executor's timer): every
     #: ``sweep_interval_seconds`` it puts matches whose lease expired back to pending and
     #: resubmits them, resubmits pending matches older than ``pending_grace_seconds`` (their
     #: submission may have been lost), and advances every running tournament.
@@ -72,6 +72,38 @@ class Settings(msgspec.Struct, frozen=True, kw_only=True):
     #: (``gin-arena tournament start`` in another shell, an API without an executor of its
     #: own); 0 leaves them to the sweep's pending grace.
     pickup_interval_seconds: float = 1.0
+    #: The ladder (:mod:`arena.ladder`): a round every ``ladder_interval_seconds`` for each
+    #: preset in ``ladder_presets`` (comma-separated names of ``arena.rules`` presets; empty
+    #: turns the ladder off), at most ``ladder_matches_per_day`` matches per bot per UTC day
+    #: and ``ladder_max_concurrent_per_bot`` at once, opponents within
+    #: ``ladder_rating_window`` Elo points except for an ``ladder_exploration`` share of picks
+    #: (and for provisional bots, below ``provisional_matches``), in duplicate pairs (the same
+    #: deals twice, seats swapped) unless ``ladder_duplicate_pairs`` is off.
+    ladder_presets: str = "standard"
+    ladder_interval_seconds: float = 300.0
+    ladder_matches_per_day: int = 100
+    ladder_max_concurrent_per_bot: int = 2
+    ladder_rating_window: float = 200.0
+    ladder_exploration: float = 0.2
+    ladder_duplicate_pairs: bool = True
+    #: Health sweeps (:mod:`arena.services.health`): every ``health_interval_seconds`` each
+    #: active or suspended bot is probed (``GET /`` and one signed ``/act``, each within
+    #: ``health_timeout_seconds``); ``health_failures_to_suspend`` failed probes in a row
+    #: suspend it, ``health_successes_to_resume`` passed probes in a row resume it.
+    health_interval_seconds: float = 300.0
+    health_timeout_seconds: float = 5.0
+    health_failures_to_suspend: int = 3
+    health_successes_to_resume: int = 2
+    #: Webhooks (:mod:`arena.services.webhooks`): due deliveries are sent every
+    #: ``webhook_interval_seconds``, each attempt within ``webhook_timeout_seconds``; a failed
+    #: attempt is retried after ``webhook_backoff_seconds``, doubling each time, until
+    #: ``webhook_retry_hours`` after the event; ``webhook_failures_to_disable`` failed
+    #: attempts in a row disable the endpoint.
+    webhook_interval_seconds: float = 1.0
+    webhook_timeout_seconds: float = 10.0
+    webhook_backoff_seconds: float = 5.0
+    webhook_retry_hours: float = 24.0
+    webhook_failures_to_disable: int = 15
     #: Rate limits (flask-limiter syntax) and their storage (``memory://`` or a Redis URL).
     rate_limit: str = "600 per minute"
     rate_limit_storage: str = "memory://"
@@ -114,6 +146,55 @@ class Settings(msgspec.Struct, frozen=True, kw_only=True):
             raise SettingsError("ARENA_PENDING_GRACE_SECONDS must be 0 or more")
         if not (math.isfinite(self.pickup_interval_seconds) and self.pickup_interval_seconds >= 0):
             raise SettingsError("ARENA_PICKUP_INTERVAL_SECONDS must be 0 (off) or more")
+        self._check_living_arena()
+
+    def _check_living_arena(self) -> None:
+        """The ladder's, the health sweep's and the webhooks' numbers."""
+        for name in (
+            "ladder_interval_seconds",
+            "health_interval_seconds",
+            "health_timeout_seconds",
+            "webhook_interval_seconds",
+            "webhook_timeout_seconds",
+            "webhook_backoff_seconds",
+            "webhook_retry_hours",
+        ):
+            value = getattr(self, name)
+            if not (math.isfinite(value) and value > 0):
+                raise SettingsError(f"ARENA_{name.upper()} must be a number above 0")
+        for name in (
+            "ladder_matches_per_day",
+            "ladder_max_concurrent_per_bot",
+            "health_failures_to_suspend",
+            "health_successes_to_resume",
+            "webhook_failures_to_disable",
+        ):
+            if getattr(self, name) < 1:
+                raise SettingsError(f"ARENA_{name.upper()} must be at least 1")
+        if not (math.isfinite(self.ladder_rating_window) and self.ladder_rating_window > 0):
+            raise SettingsError("ARENA_LADDER_RATING_WINDOW must be a number above 0")
+        if not 0.0 <= self.ladder_exploration <= 1.0:
+            raise SettingsError("ARENA_LADDER_EXPLORATION must be between 0 and 1")
+        if self.ladder_duplicate_pairs and self.ladder_max_concurrent_per_bot < 2:
+            raise SettingsError(
+                "ARENA_LADDER_MAX_CONCURRENT_PER_BOT must be at least 2 with duplicate pairs"
+                " (the two matches of a pair play at once; ARENA_LADDER_DUPLICATE_PAIRS=0 plays"
+                " single matches)"
+            )
+        from arena.rules.ruleset import RuleSet  # noqa: PLC0415 - keeps settings import-light
+
+        unknown = [p for p in self.ladder_preset_names if p not in RuleSet.PRESETS]
+        if unknown:
+            raise SettingsError(
+                f"ARENA_LADDER_PRESETS: no preset {unknown[0]!r}"
+                f" (the presets are {', '.join(RuleSet.PRESETS)})"
+            )
+
+    @property
+    def ladder_preset_names(self) -> tuple[str, ...]:
+        """The presets with a ladder, in the order given (none: the ladder is off)."""
+        names = (p.strip() for p in self.ladder_presets.split(","))
+        return tuple(dict.fromkeys(n for n in names if n))
 
     @property
     def executor_kind(self) -> str:

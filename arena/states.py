@@ -10,14 +10,16 @@ from __future__ import annotations
 
 import enum
 
-__all__ = ["BotStatus", "ForfeitKind", "MatchStatus", "TournamentStatus"]
+__all__ = ["BotStatus", "DeliveryStatus", "ForfeitKind", "MatchStatus", "TournamentStatus"]
 
 
 class BotStatus(enum.StrEnum):
-    """Whether a bot is entered in new matches (``inactive``: retired by its owner)."""
+    """Whether a bot is entered in new matches (``inactive``: retired by its owner;
+    ``suspended``: its health probes failed, until they pass again)."""
 
     ACTIVE = "active"
     INACTIVE = "inactive"
+    SUSPENDED = "suspended"
 
 
 class MatchStatus(enum.StrEnum):
@@ -53,3 +55,13 @@ class TournamentStatus(enum.StrEnum):
     RUNNING = "running"
     FINISHED = "finished"
     CANCELLED = "cancelled"
+
+
+class DeliveryStatus(enum.StrEnum):
+    """A webhook delivery: waiting for its next attempt (paused while its endpoint is
+    disabled), delivered, or given up (its retries ran out). Deleting an endpoint deletes its
+    deliveries."""
+
+    PENDING = "pending"
+    DELIVERED = "delivered"
+    FAILED = "failed"

@@ -24,8 +24,12 @@ SCRIPTS = sorted(p.name for p in BENCHMARKS.glob("bench_*.py"))
 #: Scripts cheap enough to run quick here, with the options that keep them cheap.
 CHEAP = {
     "bench_engine.py": ["--engines", "ours"],
+    "bench_ladder.py": [],
+    "bench_leaderboard.py": [],
     "bench_protocol.py": [],
+    "bench_ratings.py": [],
     "bench_strength.py": ["--workers", "1"],
+    "bench_webhooks.py": ["--databases", "sqlite", "--deliveries", "20"],
 }
 
 

@@ -78,7 +78,8 @@ def test_worker_and_beat_commands_match_the_cli() -> None:
     worker = parser.parse_args(services["worker"]["command"][1:])
     beat = parser.parse_args(services["beat"]["command"][1:])
     assert worker.func is beat.func  # both `gin-arena worker`
-    assert not worker.beat and beat.beat and beat.concurrency == 1
+    assert not worker.beat and beat.beat
+    assert worker.queues == "celery,control" and beat.queues == "control"
     migrate = parser.parse_args(services["migrate"]["command"][1:])
     assert (migrate.command, migrate.db_command) == ("db", "upgrade")
 

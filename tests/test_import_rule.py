@@ -89,12 +89,30 @@ RULES = (
         except_imported=("arena.tournaments", "arena.measures", "arena.rules", "arena.cards"),
     ),
     Rule(
+        "the-ladder-policy-is-pure",
+        who=("arena.ladder",),
+        may_not_import=("arena", "workers", *IO_LIBRARIES),
+        except_imported=("arena.ladder",),
+    ),
+    Rule(
         "protocol-and-bots-know-no-arena-state",
         who=("arena.protocol", "arena.bots"),
         may_not_import=(
             "arena.db",
             "arena.services",
             "arena.reading",
+            "workers",
+            *ENTRY_POINTS,
+        ),
+    ),
+    Rule(
+        "webhook-sending-knows-no-arena-state",
+        who=("arena.webhooks",),
+        may_not_import=(
+            "arena.db",
+            "arena.services",
+            "arena.reading",
+            "arena.playing",
             "workers",
             *ENTRY_POINTS,
         ),

@@ -1,8 +1,9 @@
 """The README's shell blocks run as written.
 
-The blocks under "For bot authors" and "For organisers" are read out of README.md (so editing
-the README without this test fails here) and run line by line as a user types them in a fresh
-directory, with the virtualenv's ``bin`` on ``PATH`` as the README says (``. .venv/bin/activate``):
+The blocks under "For bot authors", "For organisers" and "The living arena" are read out of
+README.md (so editing the README without this test fails here) and run line by line as a user
+types them in a fresh directory, with the virtualenv's ``bin`` on ``PATH`` as the README says
+(``. .venv/bin/activate``):
 
 * ``export K=V`` sets the environment of the lines after it;
 * a line ending in ``&`` starts in the background (job ``%1``, ``%2`` ... in order), and the
@@ -224,6 +225,21 @@ def test_the_organisers_block_runs_as_written(tmp_path: Path) -> None:
     assert "finished" in status, status
     tournament = seen["tournament"]
     assert isinstance(tournament, dict) and tournament["status"] == "finished", tournament
+
+
+def test_the_living_arena_block_runs_as_written(tmp_path: Path) -> None:
+    lines = readme_block("The living arena")
+    shell = session(tmp_path, _ports(lines))
+    try:
+        for line in lines:
+            shell.run(line)
+    finally:
+        shell.close()
+    run = next(out for cmd, out in shell.outputs.items() if cmd == "gin-arena ladder run")
+    assert "1 duplicate pair(s)" in run and "played: finished 2" in run, run
+    status = next(out for cmd, out in shell.outputs.items() if cmd == "gin-arena ladder status")
+    assert re.search(r"\berin\b", status) and re.search(r"\bfrank\b", status), status
+    assert "today 2 match(es)" in status, status
 
 
 def test_make_demo_takes_a_port() -> None:

@@ -34,7 +34,7 @@ SHORT = RuleSet(target=50, best_of=1)
 def make_app(db: Database) -> Flask:
     """The smallest app that mounts the pages (what the app factory will do)."""
     app = Flask(__name__)
-    app.extensions["gin_arena"] = {"db": db}
+    app.extensions["gin_arena"] = {"db": db, "settings": settings_for(db.url)}
     app.register_blueprint(bp)
     return app
 

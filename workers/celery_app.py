@@ -28,15 +28,17 @@ from functools import cache
 
 from celery import Celery
 
+from arena.services.periodic import CONTROL_QUEUE, PERIODIC_JOBS
 from arena.settings import Settings, load_settings
-from workers.tasks import register_tasks
+from workers.tasks import periodic_task_name, register_tasks
 
 __all__ = ["celery_app", "create_app"]  # and ``app`` (module __getattr__)
 
 
 def create_app(settings: Settings) -> Celery:
     """A Celery app for these settings (the broker from ``ARENA_BROKER_URL``), with the tasks
-    of :mod:`workers.tasks` and the sweep on Celery beat every ``ARENA_SWEEP_INTERVAL_SECONDS``."""
+    of :mod:`workers.tasks` and each enabled periodic job on beat, on the ``control`` queue
+    (the sweep every ``ARENA_SWEEP_INTERVAL_SECONDS``, the ladder, health sweeps, webhooks)."""
     if not settings.broker_url:
         raise ValueError("Celery needs ARENA_BROKER_URL (e.g. redis://127.0.0.1:6379/0)")
     celery = Celery("gin_arena", broker=settings.broker_url)
@@ -64,10 +66,13 @@ def create_app(settings: Settings) -> Celery:
         broker_connection_retry_on_startup=True,
         worker_hijack_root_logger=False,
         beat_schedule={
-            "sweep-stuck-matches": {
-                "task": "workers.tasks.sweep",
-                "schedule": settings.sweep_interval_seconds,
-            },
+            job.name: {
+                "task": periodic_task_name(job),
+                "schedule": job.interval(settings),
+                "options": {"queue": CONTROL_QUEUE, "expires": job.interval(settings)},
+            }
+            for job in PERIODIC_JOBS
+            if job.enabled(settings)
         },
     )
     celery.conf.arena_settings = settings

@@ -1,8 +1,11 @@
 """Celery tasks: ids in, a call into the arena package, nothing else.
 
 ``run_match`` is safe to run twice (at once or later): the claim and the guarded record in
-:mod:`arena.services.matches` decide. Only infrastructure errors are retried (with backoff);
-a bot's faults are part of the match, never a reason to retry. The tasks belong to no app
+:mod:`arena.services.matches` decide. Each periodic job of :mod:`arena.services.periodic`
+(the sweep, the ladder, health sweeps, webhook deliveries) is the task
+``workers.tasks.<name>``, sent by beat on the ``control`` queue; each is safe to run twice
+too. Only infrastructure errors are retried (with backoff); a bot's faults are part of the
+match, never a reason to retry. The tasks belong to no app
 until :func:`register_tasks` adds them to one (:func:`workers.celery_app.create_app` does).
 """
 
@@ -19,14 +22,18 @@ from arena.db.errors import TRANSIENT_ERRORS
 from arena.db.session import Database
 from arena.playing.jobs import JobStatus, run_match_job
 from arena.services.matches import Submit
-from arena.services.sweeper import sweep as sweep_once
+from arena.services.periodic import PERIODIC_JOBS, PeriodicJob
 from arena.services.tournaments import advance_for_match
 from arena.settings import Settings
 
-__all__ = ["RUN_MATCH", "SWEEP", "register_tasks", "run_match", "sweep"]
+__all__ = ["RUN_MATCH", "periodic_task_name", "register_tasks", "run_match"]
 
 RUN_MATCH = "workers.tasks.run_match"
-SWEEP = "workers.tasks.sweep"
+
+
+def periodic_task_name(job: PeriodicJob) -> str:
+    """The task of a periodic job: ``workers.tasks.<name>``."""
+    return f"workers.tasks.{job.name}"
 
 
 def _settings(task: Task) -> Settings:
@@ -76,15 +83,20 @@ def run_match(self: Task, match_id: int) -> str:
     return outcome.status.value
 
 
-def sweep(self: Task) -> list[int]:
-    """The sweep (:mod:`arena.services.sweeper`) on Celery beat: stuck and lost matches
-    resubmitted, every running tournament advanced."""
-    settings = _settings(self)
-    return sweep_once(_db(settings.database_url), settings, _submitter(self.app))
+def _periodic(job: PeriodicJob) -> object:
+    """The task body of a periodic job: one run, with the app's settings and submitter."""
+
+    def run(self: Task) -> object:
+        settings = _settings(self)
+        return job.run(_db(settings.database_url), settings, _submitter(self.app))
+
+    run.__name__ = run.__qualname__ = job.name
+    run.__doc__ = f"The periodic job {job.name!r} (:mod:`arena.services.periodic`), once."
+    return run
 
 
 def register_tasks(app: Celery) -> None:
-    """Add ``run_match`` and ``sweep`` to ``app`` (to that app only)."""
+    """Add ``run_match`` and every periodic job's task to ``app`` (to that app only)."""
     app.task(
         bind=True,
         name=RUN_MATCH,
@@ -95,4 +107,5 @@ def register_tasks(app: Celery) -> None:
         retry_jitter=True,
         max_retries=10,
     )(run_match)
-    app.task(bind=True, name=SWEEP, shared=False)(sweep)
+    for job in PERIODIC_JOBS:
+        app.task(bind=True, name=periodic_task_name(job), shared=False)(_periodic(job))

@@ -25,7 +25,17 @@ from arena.api.limits import make_limiter
 from arena.api.metrics import make_registry
 from arena.api.problems import PROBLEM_JSON, register_error_handlers
 from arena.api.spec import register_docs
-from arena.api.views import bots, challenges, matches, ops, ratings, tournaments
+from arena.api.views import (
+    bots,
+    challenges,
+    health,
+    ladder,
+    matches,
+    ops,
+    ratings,
+    tournaments,
+    webhooks,
+)
 from arena.db.session import Database
 from arena.playing.executors import CeleryExecutor, LeftPending, MatchExecutor
 from arena.protocol.urlguard import Resolver
@@ -39,10 +49,13 @@ log = logging.getLogger(__name__)
 MAX_BODY = 256 * 1024
 BLUEPRINTS: tuple[Blueprint, ...] = (
     bots.bp,
+    health.bp,
     tournaments.bp,
     challenges.bp,
     matches.bp,
     ratings.bp,
+    ladder.bp,
+    webhooks.bp,
     ops.bp,
 )
 

@@ -3,7 +3,8 @@
 Both budgets are ``ARENA_RATE_LIMIT`` (flask-limiter syntax, e.g. ``600 per minute``; empty
 turns limits off) across the whole API, so neither cycling tokens from one address nor
 spreading one token over many addresses gets past them. Expensive writes (registering, the
-conformance check, challenges) also have a small budget of their own. Counters live in
+conformance check, challenges, webhook endpoints and redeliveries) also have a small budget
+of their own. Counters live in
 ``ARENA_RATE_LIMIT_STORAGE``: ``memory://`` (one process) or a Redis URL (shared by every
 API process). A breach is a 429 problem with ``Retry-After``. Health, readiness and metrics
 are never limited.
@@ -22,7 +23,8 @@ from arena.settings import Settings
 
 __all__ = ["EXPENSIVE", "EXPENSIVE_ENDPOINTS", "by_address", "by_token", "make_limiter"]
 
-#: The budget of each expensive write: each makes the arena call a bot, or schedules a match.
+#: The budget of each expensive write: each makes the arena call a bot, resolve or call an
+#: owner's webhook URL, or schedule a match.
 EXPENSIVE = "60 per hour"
 EXPENSIVE_ENDPOINTS = (
     "bots.register",
@@ -30,6 +32,8 @@ EXPENSIVE_ENDPOINTS = (
     "bots.activate",
     "bots.check",
     "challenges.create",
+    "webhooks.create",
+    "webhooks.redeliver_one",
 )
 
 

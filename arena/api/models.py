@@ -28,6 +28,7 @@ __all__ = [
     "ChallengeCreate",
     "RulesSpec",
     "TournamentCreate",
+    "WebhookCreate",
     "decode_body",
     "field_path",
 ]
@@ -95,6 +96,16 @@ class ChallengeCreate(Struct, forbid_unknown_fields=True):
     opponent_id: BotId
     rated: bool = False
     rules: RulesSpec | None = None
+
+
+class WebhookCreate(Struct, forbid_unknown_fields=True):
+    """A webhook endpoint for a bot: the URL to POST events to (checked as a bot URL is) and
+    the event types it wants (names of ``arena.events.EventType``; an unknown one is a 422)."""
+
+    url: BotUrl
+    event_types: Annotated[
+        list[Annotated[str, Meta(min_length=1, max_length=64)]], Meta(min_length=1, max_length=16)
+    ]
 
 
 T = TypeVar("T")

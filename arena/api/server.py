@@ -61,6 +61,7 @@ class ApiServer:
         )
         self.port: int = int(self._server.effective_port)
         self._closed = False
+        self._stopping = False
         self.host = host
 
     @property
@@ -76,12 +77,19 @@ class ApiServer:
             if self.executor is not None:  # Ctrl-C: stop now, not after the queued matches
                 self.executor.terminate()
             raise
+        else:
+            # Waitress ends its loop on Ctrl-C (and SIGTERM, made one by serve()) and returns:
+            # without stop(), that was an interrupt, so stop now as well (a live ladder always
+            # has matches queued, and close() would play them first).
+            if not self._stopping and self.executor is not None:
+                self.executor.terminate()
         finally:
             self.close()
 
     def stop(self) -> None:
         """Make :meth:`run` return; safe from another thread (the loop shuts itself down)."""
         server = self._server
+        self._stopping = True
 
         def shutdown() -> None:  # runs in the server's loop thread
             server.task_dispatcher.shutdown()

@@ -11,6 +11,10 @@ The server speaks HTTP/1.1 with keep-alive and TCP_NODELAY (without it a small a
 for the client's delayed ACK: about 40 ms instead of well under one), checks the arena's
 signature when given the bot's secret, validates every request against the protocol schema,
 and answers mistakes with a JSON explanation (a browser gets a readable page on ``GET /``).
+
+For the owner's side, the SDK also exports the webhook receiver (:mod:`arena.bots.webhooks`):
+:class:`WebhookReceiver` verifies, refuses stale or replayed messages and parses each delivery
+into a :class:`WebhookEvent`.
 """
 
 from __future__ import annotations
@@ -29,6 +33,7 @@ from typing import Any
 
 import msgspec
 
+from arena.bots.webhooks import BodyError, ReplayedMessageError, WebhookEvent, WebhookReceiver
 from arena.protocol.signing import SignatureError, Signer
 from arena.protocol.wire import (
     PROTOCOL_VERSION,
@@ -40,7 +45,15 @@ from arena.protocol.wire import (
 )
 from arena.rules.actions import Action
 
-__all__ = ["ActFunction", "BotServer", "serve"]
+__all__ = [
+    "ActFunction",
+    "BodyError",
+    "BotServer",
+    "ReplayedMessageError",
+    "WebhookEvent",
+    "WebhookReceiver",
+    "serve",
+]
 
 #: What a bot author writes: the observation in, an action out.
 ActFunction = Callable[[ActRequest], "WireAction | Action | dict[str, Any]"]

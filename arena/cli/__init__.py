@@ -21,6 +21,7 @@ from arena.cli import (
     bots,
     database,
     demo,
+    ladder,
     match,
     replay,
     selfplay,
@@ -34,7 +35,7 @@ from arena.errors import NotFoundError
 __all__ = ["build_parser", "main"]
 
 #: The command groups, in the order ``gin-arena --help`` lists their commands.
-GROUPS = (selfplay, demo, serve, tournaments, match, bots, database, worker, replay)
+GROUPS = (selfplay, demo, serve, tournaments, ladder, match, bots, database, worker, replay)
 
 
 class _Parser(argparse.ArgumentParser):

@@ -4,7 +4,10 @@ The bots run as real HTTP services in a child process (their CPU is not the aren
 registered (or, on a second run, re-pointed to their new ports), and play the tournament
 through the local executor on the embedded SQLite database, with live progress. The final
 standings show live Elo, the whole-history rating with its 95% interval, and each record.
-Then the pages are served (``--no-serve``: not).
+Then the pages are served (``--no-serve``: not), and while they are, the ladder keeps the
+house bots playing rated matches (:data:`DEMO_LADDER`: a round every 20 s, so a visitor sees
+matches arrive within a minute; the tournament itself runs with the ladder off, so its
+standings are the tournament's alone).
 """
 
 from __future__ import annotations
@@ -23,6 +26,7 @@ from rich.console import Console
 
 from arena.cli.console import progress_console
 from arena.cli.database import created_database, settings_from_environment
+from arena.cli.ladder import ladder_line
 from arena.cli.options import (
     UsageError,
     add_format_options,
@@ -38,7 +42,7 @@ from arena.settings import Settings
 if TYPE_CHECKING:
     from arena.cli.options import Subcommands
 
-__all__ = ["DEMO_BOTS", "register", "run_demo"]
+__all__ = ["DEMO_BOTS", "DEMO_LADDER", "demo_ladder_settings", "register", "run_demo"]
 
 #: The demo's field: several strategies and strengths.
 DEMO_BOTS: tuple[tuple[str, str], ...] = (
@@ -51,6 +55,21 @@ DEMO_BOTS: tuple[tuple[str, str], ...] = (
     ("house-lazy", "lazy"),
     ("house-random", "random"),
 )
+
+
+#: The demo's ladder numbers, where the environment does not set them (the production defaults,
+#: a round every 300 s and 100 matches a bot a day spread over the day, would leave the pages
+#: still for minutes): a round every 20 s, and a budget the pace never holds back.
+DEMO_LADDER: dict[str, float | int] = {
+    "ladder_interval_seconds": 20.0,
+    "ladder_matches_per_day": 10_000,
+}
+
+
+def demo_ladder_settings(settings: Settings) -> Settings:
+    """``settings`` with :data:`DEMO_LADDER`'s numbers for those no ``ARENA_*`` variable sets."""
+    unset = {k: v for k, v in DEMO_LADDER.items() if f"ARENA_{k.upper()}" not in os.environ}
+    return settings.replace(**unset)
 
 
 def _serve_bots(specs: Sequence[tuple[int, str, str, str]], ports: Any, ready: Any) -> None:
@@ -109,7 +128,8 @@ def run_demo(
     )
     from arena.states import BotStatus
 
-    settings = settings.replace(allow_loopback=True)
+    # The ladder waits for the serving that follows: the tournament's standings are its own.
+    settings = settings.replace(allow_loopback=True, ladder_presets="")
     db = created_database(settings)
     names = [name for name, _ in bots]
     known = enter_house_bots(db, names)
@@ -192,9 +212,11 @@ def cmd_demo(args: argparse.Namespace) -> int:
     console = progress_console()
 
     def serve(tournament_id: int) -> int:
-        # While the house bots still run: challenges made through the API can be played.
-        loopback = settings.replace(allow_loopback=True)
-        return serve_pages(loopback, args.host, args.port, console, tournament_id)
+        # While the house bots still run: challenges made through the API can be played, and
+        # the ladder keeps them playing.
+        live = demo_ladder_settings(settings.replace(allow_loopback=True))
+        console.print(ladder_line(live))
+        return serve_pages(live, args.host, args.port, console, tournament_id)
 
     try:
         run_demo(

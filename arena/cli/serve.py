@@ -1,5 +1,6 @@
 """``gin-arena serve``: the REST API and pages (and, with the local executor, the matches
-submitted to it), until interrupted. :func:`serve_pages` is also how ``demo`` serves."""
+submitted to it and the periodic jobs: the sweep, the ladder's rounds, health sweeps, webhook
+deliveries), until interrupted. :func:`serve_pages` is also how ``demo`` serves."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ from typing import TYPE_CHECKING
 
 from arena.cli.console import progress_console
 from arena.cli.database import created_database, existing_database, settings_from_environment
+from arena.cli.ladder import ladder_line
 from arena.cli.options import UsageError, port_option
 
 if TYPE_CHECKING:
@@ -87,7 +89,9 @@ def cmd_serve(args: argparse.Namespace) -> int:
         created_database(settings).dispose()
     else:
         existing_database(settings).dispose()
-    return serve_pages(settings, args.host, args.port, progress_console(), None, args.threads)
+    console = progress_console()
+    console.print(ladder_line(settings))
+    return serve_pages(settings, args.host, args.port, console, None, args.threads)
 
 
 def register(sub: Subcommands) -> None:

@@ -81,7 +81,9 @@ def cmd_tournament_start(args: argparse.Namespace) -> int:
     settings = settings_from_environment()
     db = existing_database(settings)
     console = progress_console()
-    executor = make_executor(settings)
+    # The sweep and the webhook deliveries (its events): this command plays one tournament,
+    # not the ladder or the health sweeps (those are `gin-arena serve`'s, or beat's).
+    executor = make_executor(settings, periodic=("sweep", "webhooks"))
     try:
         report = start_tournament(db, args.tournament_id, executor.submit)
         console.print(

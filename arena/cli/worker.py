@@ -31,6 +31,7 @@ def cmd_worker(args: argparse.Namespace) -> int:
         str(args.concurrency or settings.worker_threads),
     ]
     argv += ["--loglevel", args.loglevel, "--without-gossip", "--without-mingle"]
+    argv += ["--queues", args.queues]
     if args.beat:
         argv.append("--beat")
     if args.hostname:
@@ -48,7 +49,7 @@ def cmd_sweep(args: argparse.Namespace) -> int:
     grace = settings.pending_grace_seconds if args.pending_grace is None else args.pending_grace
     ids = sweep_stuck(existing_database(settings), pending_grace_s=grace)
     if ids:
-        executor = make_executor(settings)
+        executor = make_executor(settings, periodic=False)
         executor.submit(ids)
         executor.close()
     print(f"resubmitted {len(ids)} match(es)" + (f": {', '.join(map(str, ids))}" if ids else ""))
@@ -64,6 +65,12 @@ def register(sub: Subcommands) -> None:
         "--beat", action="store_true", help="also run the periodic sweeper (one worker only)"
     )
     p.add_argument("--hostname", help="worker node name")
+    p.add_argument(
+        "--queues",
+        default="celery,control",
+        help="queues to take tasks from: celery (matches), control (the periodic jobs);"
+        " default both",
+    )
     p.set_defaults(func=cmd_worker)
 
     p = sub.add_parser("sweep", help="resubmit matches stuck in running past their lease")

@@ -28,9 +28,22 @@ def alembic_config(url: str) -> Config:
 def upgrade(db: Database, revision: str = "head") -> None:
     """Bring the schema up to ``revision`` (default: the newest)."""
     config = alembic_config(db.url)
-    with db.engine.begin() as connection:
-        config.attributes["connection"] = connection
-        command.upgrade(config, revision)
+    sqlite = db.engine.dialect.name == "sqlite"
+    with db.engine.connect() as connection:
+        if sqlite:
+            # SQLite alters a table by copying it and dropping the old one, and a drop with
+            # foreign keys enforced would cascade to every row referring to it (results,
+            # games, deals). The pragma only takes effect outside a transaction.
+            connection.exec_driver_sql("PRAGMA foreign_keys=OFF")
+            connection.commit()
+        try:
+            with connection.begin():
+                config.attributes["connection"] = connection
+                command.upgrade(config, revision)
+        finally:
+            if sqlite:
+                connection.exec_driver_sql("PRAGMA foreign_keys=ON")
+                connection.commit()
 
 
 def current_revision(db: Database) -> str | None:

@@ -6,7 +6,11 @@ Invariants the schema itself enforces (so no code path can break them):
 * a match has at most one result (``match_results.match_id`` is the primary key) and at most
   one row per game and per deal;
 * a bot's rating moves at most once per match (``rating_history`` is unique on bot and match);
-* a tournament pairing issues each of its matches once (unique on tournament and match key).
+* a tournament pairing issues each of its matches once (unique on tournament and match key);
+* a ladder round is scheduled once per preset and time slot (unique on preset and slot), and
+  issues each of its matches once (unique on round and match key);
+* a bot's versions are numbered 1, 2, ... (unique on bot and number);
+* an event is delivered to an endpoint through one delivery (unique on endpoint and event).
 """
 
 from __future__ import annotations
@@ -33,14 +37,19 @@ from sqlalchemy.engine import Dialect
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column, relationship
 from sqlalchemy.types import TypeDecorator
 
-from arena.states import BotStatus, ForfeitKind, MatchStatus, TournamentStatus
+from arena.states import BotStatus, DeliveryStatus, ForfeitKind, MatchStatus, TournamentStatus
 
 __all__ = [
     "Base",
     "BotRow",
     "BotStatsRow",
+    "BotVersionRow",
+    "EventRow",
     "GameRow",
     "HandRow",
+    "HealthProbeRow",
+    "LadderRatingRow",
+    "LadderRoundRow",
     "MatchResultRow",
     "MatchRow",
     "RatingFitRow",
@@ -48,6 +57,10 @@ __all__ = [
     "RatingHistoryRow",
     "TournamentEntryRow",
     "TournamentRow",
+    "VersionRatingFitRow",
+    "WebhookAttemptRow",
+    "WebhookDeliveryRow",
+    "WebhookEndpointRow",
     "utcnow",
 ]
 
@@ -114,11 +127,63 @@ class BotRow(Base):
     status: Mapped[BotStatus] = mapped_column(
         _enum(BotStatus, "bot_status"), default=BotStatus.ACTIVE
     )
-    elo: Mapped[float] = mapped_column(Float, default=1500.0)
+    #: Indexed: the leaderboard finds the bots rated by Elo alone above its last fitted bot.
+    elo: Mapped[float] = mapped_column(Float, default=1500.0, index=True)
     created_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow)
     updated_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow, onupdate=utcnow)
+    #: The version playing now, the newest of ``bot_versions`` (None only between the insert
+    #: of a new bot and of its first version, inside one transaction). A plain integer, not a
+    #: foreign key: ``bot_versions`` refers to ``bots``, and a cycle of keys would make every
+    #: insert and drop a two-step.
+    current_version_id: Mapped[int | None] = mapped_column(Integer)
+    #: The health state machine (:mod:`arena.measures.health`): probes failed and passed in a
+    #: row, and when the bot was last probed (None: never).
+    failed_probes: Mapped[int] = mapped_column(Integer, default=0, server_default="0")
+    passed_probes: Mapped[int] = mapped_column(Integer, default=0, server_default="0")
+    last_probed_at: Mapped[datetime | None] = mapped_column(UTCDateTime())
 
     stats: Mapped[BotStatsRow | None] = relationship(back_populates="bot", uselist=False)
+
+
+class BotVersionRow(Base):
+    """One version of a bot: a new one when its URL or secret changes or its ``GET /`` reports a
+    new ``version`` string. Each version has its own live Elo (a new one starts from its
+    predecessor's)."""
+
+    __tablename__ = "bot_versions"
+    __table_args__ = (UniqueConstraint("bot_id", "number", name="uq_bot_version_number"),)
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    bot_id: Mapped[int] = mapped_column(ForeignKey("bots.id", ondelete="CASCADE"), index=True)
+    #: 1 for the version registered, then 2, 3, ...
+    number: Mapped[int] = mapped_column(Integer)
+    #: The ``version`` string the bot's ``GET /`` reported (None: it reports none).
+    label: Mapped[str | None] = mapped_column(String(64))
+    url: Mapped[str] = mapped_column(String(2048))
+    #: Why it was created: ``registered``, ``url_changed``, ``secret_changed``, ``reported``.
+    reason: Mapped[str] = mapped_column(String(32))
+    elo: Mapped[float] = mapped_column(Float, default=1500.0)
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow)
+
+
+class HealthProbeRow(Base):
+    """One health probe of a bot (``GET /`` and a signed synthetic ``POST /act``)."""
+
+    __tablename__ = "health_probes"
+    __table_args__ = (Index("ix_health_probes_bot_time", "bot_id", "probed_at"),)
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    bot_id: Mapped[int] = mapped_column(ForeignKey("bots.id", ondelete="CASCADE"))
+    probed_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow)
+    passed: Mapped[bool] = mapped_column(Boolean)
+    #: Round trip of the probe's ``/act``, milliseconds (None if it never got that far).
+    latency_ms: Mapped[float | None] = mapped_column(Float)
+    #: Why it failed (None when it passed).
+    reason: Mapped[str | None] = mapped_column(Text)
+    #: What set it off: ``sweep``, ``forfeit`` (a ladder match forfeited as unreachable), ``cli``.
+    trigger: Mapped[str] = mapped_column(String(16), default="sweep")
+    #: The bot's status after this probe (``suspended`` and ``active`` mark the transitions).
+    status_after: Mapped[BotStatus] = mapped_column(_enum(BotStatus, "bot_status"))
 
 
 class BotStatsRow(Base):
@@ -206,6 +271,7 @@ class MatchRow(Base):
     __tablename__ = "matches"
     __table_args__ = (
         UniqueConstraint("tournament_id", "match_key", name="uq_match_tournament_key"),
+        UniqueConstraint("ladder_round_id", "match_key", name="uq_match_ladder_key"),
         Index("ix_matches_status_lease", "status", "lease_expires_at"),
         Index("ix_matches_created", "created_at", "id"),
     )
@@ -222,8 +288,16 @@ class MatchRow(Base):
     tournament_id: Mapped[int | None] = mapped_column(
         ForeignKey("tournaments.id", ondelete="CASCADE"), index=True
     )
-    #: Within a tournament: the pairing key and the match's place in it (e.g. ``R1-2:1``).
+    #: Within a tournament: the pairing key and the match's place in it (e.g. ``R1-2:1``);
+    #: within a ladder round, the pair and leg (e.g. ``3-7:1``).
     match_key: Mapped[str | None] = mapped_column(String(64))
+    #: The ladder round that scheduled the match (None for tournaments and challenges).
+    ladder_round_id: Mapped[int | None] = mapped_column(
+        ForeignKey("ladder_rounds.id", ondelete="CASCADE"), index=True
+    )
+    #: The version of each bot that played (set when the match starts).
+    version_a_id: Mapped[int | None] = mapped_column(ForeignKey("bot_versions.id"))
+    version_b_id: Mapped[int | None] = mapped_column(ForeignKey("bot_versions.id"))
     winner: Mapped[str | None] = mapped_column(String(1))
     games_won_a: Mapped[int] = mapped_column(Integer, default=0)
     games_won_b: Mapped[int] = mapped_column(Integer, default=0)
@@ -327,6 +401,10 @@ class RatingHistoryRow(Base):
     id: Mapped[int] = mapped_column(Integer, primary_key=True)
     bot_id: Mapped[int] = mapped_column(ForeignKey("bots.id", ondelete="CASCADE"), index=True)
     match_id: Mapped[int] = mapped_column(ForeignKey("matches.id", ondelete="CASCADE"))
+    #: The version that played (its own live Elo moved from ``before`` to ``after`` too).
+    version_id: Mapped[int | None] = mapped_column(
+        ForeignKey("bot_versions.id", ondelete="CASCADE"), index=True
+    )
     before: Mapped[float] = mapped_column(Float)
     after: Mapped[float] = mapped_column(Float)
     recorded_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow)
@@ -337,6 +415,8 @@ class RatingFitRow(Base):
     interval; the table is rewritten by each refit."""
 
     __tablename__ = "rating_fits"
+    #: The leaderboard's ranking (rating, then rated matches, then id) walked from the top.
+    __table_args__ = (Index("ix_rating_fits_rank", "rating", "matches", "bot_id"),)
 
     bot_id: Mapped[int] = mapped_column(ForeignKey("bots.id", ondelete="CASCADE"), primary_key=True)
     rating: Mapped[float] = mapped_column(Float)
@@ -362,3 +442,142 @@ class RatingFitStateRow(Base):
     #: Rated, decided matches the stored fit was computed from.
     results: Mapped[int] = mapped_column(Integer)
     fitted_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow)
+
+
+class VersionRatingFitRow(Base):
+    """A bot version's whole-history rating: the same fit as ``rating_fits`` with each version
+    its own player; rewritten by each refit."""
+
+    __tablename__ = "version_rating_fits"
+
+    version_id: Mapped[int] = mapped_column(
+        ForeignKey("bot_versions.id", ondelete="CASCADE"), primary_key=True
+    )
+    bot_id: Mapped[int] = mapped_column(ForeignKey("bots.id", ondelete="CASCADE"), index=True)
+    rating: Mapped[float] = mapped_column(Float)
+    ci_low: Mapped[float] = mapped_column(Float)
+    ci_high: Mapped[float] = mapped_column(Float)
+    stderr: Mapped[float] = mapped_column(Float)
+    matches: Mapped[int] = mapped_column(Integer)
+    provisional: Mapped[bool] = mapped_column(Boolean)
+    fitted_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow)
+
+
+class LadderRoundRow(Base):
+    """One round of a preset's ladder. Its slot (the start of its time slot, in whole
+    ``ARENA_LADDER_INTERVAL_SECONDS`` since the epoch) is unique per preset, so two beats or a
+    retried round never schedule twice."""
+
+    __tablename__ = "ladder_rounds"
+    __table_args__ = (UniqueConstraint("preset", "slot", name="uq_ladder_round_slot"),)
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    preset: Mapped[str] = mapped_column(String(32))
+    slot: Mapped[int] = mapped_column(BigInteger)
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow)
+    #: Matches the round scheduled, and the policy it used (the settings, for the record).
+    scheduled: Mapped[int] = mapped_column(Integer, default=0)
+    policy: Mapped[dict[str, Any]] = mapped_column(JSON, default=dict)
+
+
+class LadderRatingRow(Base):
+    """A bot's live Elo on one preset's ladder (moved by that ladder's rated matches only)."""
+
+    __tablename__ = "ladder_ratings"
+
+    preset: Mapped[str] = mapped_column(String(32), primary_key=True)
+    bot_id: Mapped[int] = mapped_column(ForeignKey("bots.id", ondelete="CASCADE"), primary_key=True)
+    elo: Mapped[float] = mapped_column(Float, default=1500.0)
+    matches: Mapped[int] = mapped_column(Integer, default=0)
+    updated_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow)
+
+
+class EventRow(Base):
+    """The outbox: one row per event, written in the transaction of the change it reports
+    (:mod:`arena.services.events`). ``id`` orders events; ``message_id`` is the
+    ``webhook-id`` every delivery and retry of the event carries."""
+
+    __tablename__ = "events"
+    __table_args__ = (
+        Index("ix_events_bot", "bot_id", "id"),
+        Index("ix_events_tournament", "tournament_id", "id"),
+        Index("ix_events_match", "match_id", "id"),
+    )
+
+    id: Mapped[int] = mapped_column(BigInteger().with_variant(Integer, "sqlite"), primary_key=True)
+    message_id: Mapped[str] = mapped_column(String(64), unique=True)
+    type: Mapped[str] = mapped_column(String(32))
+    bot_id: Mapped[int | None] = mapped_column(ForeignKey("bots.id", ondelete="CASCADE"))
+    tournament_id: Mapped[int | None] = mapped_column(
+        ForeignKey("tournaments.id", ondelete="CASCADE")
+    )
+    match_id: Mapped[int | None] = mapped_column(ForeignKey("matches.id", ondelete="CASCADE"))
+    #: The event's ``data`` as delivered (the body is ``{"type", "timestamp", "data"}``).
+    data: Mapped[dict[str, Any]] = mapped_column(JSON)
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow)
+
+
+class WebhookEndpointRow(Base):
+    """An owner's webhook endpoint for one bot: where to send which event types, signed with
+    its own secret (the previous one signs too until it expires, as for bots)."""
+
+    __tablename__ = "webhook_endpoints"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    bot_id: Mapped[int] = mapped_column(ForeignKey("bots.id", ondelete="CASCADE"), index=True)
+    url: Mapped[str] = mapped_column(String(2048))
+    #: Event types delivered (a list of :class:`arena.events.EventType` values).
+    event_types: Mapped[list[Any]] = mapped_column(JSON)
+    secret: Mapped[str] = mapped_column(String(200))
+    previous_secret: Mapped[str | None] = mapped_column(String(200))
+    previous_secret_expires_at: Mapped[datetime | None] = mapped_column(UTCDateTime())
+    enabled: Mapped[bool] = mapped_column(Boolean, default=True)
+    #: Why it was disabled (None while enabled).
+    disabled_reason: Mapped[str | None] = mapped_column(Text)
+    #: Delivery attempts failed in a row (reset by a success).
+    failed_attempts: Mapped[int] = mapped_column(Integer, default=0)
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow)
+
+
+class WebhookDeliveryRow(Base):
+    """One event on its way to one endpoint (created with the event, in its transaction)."""
+
+    __tablename__ = "webhook_deliveries"
+    __table_args__ = (
+        UniqueConstraint("endpoint_id", "event_id", name="uq_delivery_endpoint_event"),
+        Index("ix_deliveries_due", "status", "next_attempt_at"),
+    )
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    endpoint_id: Mapped[int] = mapped_column(
+        ForeignKey("webhook_endpoints.id", ondelete="CASCADE"), index=True
+    )
+    event_id: Mapped[int] = mapped_column(ForeignKey("events.id", ondelete="CASCADE"))
+    status: Mapped[DeliveryStatus] = mapped_column(
+        _enum(DeliveryStatus, "delivery_status"), default=DeliveryStatus.PENDING
+    )
+    attempts: Mapped[int] = mapped_column(Integer, default=0)
+    next_attempt_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow)
+    #: A sender's hold on the delivery while it is being sent (as a match's lease).
+    lease_owner: Mapped[str | None] = mapped_column(String(128))
+    lease_expires_at: Mapped[datetime | None] = mapped_column(UTCDateTime())
+    last_status_code: Mapped[int | None] = mapped_column(Integer)
+    last_latency_ms: Mapped[float | None] = mapped_column(Float)
+    last_error: Mapped[str | None] = mapped_column(Text)
+    delivered_at: Mapped[datetime | None] = mapped_column(UTCDateTime())
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow)
+
+
+class WebhookAttemptRow(Base):
+    """One try of a delivery: when, the HTTP status (None: no answer), latency, error."""
+
+    __tablename__ = "webhook_attempts"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    delivery_id: Mapped[int] = mapped_column(
+        ForeignKey("webhook_deliveries.id", ondelete="CASCADE"), index=True
+    )
+    attempted_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow)
+    status_code: Mapped[int | None] = mapped_column(Integer)
+    latency_ms: Mapped[float | None] = mapped_column(Float)
+    error: Mapped[str | None] = mapped_column(Text)

@@ -15,12 +15,16 @@ starting or advancing after a result) commits them and then hands their ids to t
 themselves. The API gets its executor from whoever starts it: ``gin-arena serve`` passes its
 :class:`LocalExecutor`, and with Celery the app makes a :class:`CeleryExecutor`. Polling is only
 the safety net, the sweep (:mod:`arena.services.sweeper`, every ``ARENA_SWEEP_INTERVAL_SECONDS``:
-Celery beat, or the local executor's sweeper thread): expired leases, pending matches older than
-``ARENA_PENDING_GRACE_SECONDS``, running tournaments. The local executor's sweeper also picks up,
-every ``ARENA_PICKUP_INTERVAL_SECONDS`` (default 1 s; 0 turns it off), pending matches that no
+Celery beat, or the local executor's timer): expired leases, pending matches older than
+``ARENA_PENDING_GRACE_SECONDS``, running tournaments. The local executor also picks up, every
+``ARENA_PICKUP_INTERVAL_SECONDS`` (default 1 s; 0 turns it off), pending matches that no
 executor in this process was handed: those another process created (``gin-arena tournament
 start`` in another shell while ``serve`` runs, an API process with no executor of its own,
 :class:`LeftPending`).
+
+**Periodic jobs.** The sweep is one of :data:`arena.services.periodic.PERIODIC_JOBS` (with the
+ladder's rounds, the health sweep and the webhook deliveries): the local executor runs each on a
+timer thread of its own, the first run at its first tick; Celery runs them on beat.
 """
 
 from __future__ import annotations
@@ -30,15 +34,14 @@ import multiprocessing
 import os
 import signal
 import threading
-import time
-from collections.abc import Iterable
+from collections.abc import Collection, Iterable
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Protocol
 
 from arena.db.session import Database
 from arena.playing.jobs import run_match_job
 from arena.services.matches import pending_match_ids
-from arena.services.sweeper import sweep
+from arena.services.periodic import PERIODIC_JOBS, PeriodicJob
 from arena.services.tournaments import advance_for_match
 from arena.settings import Settings
 
@@ -100,9 +103,11 @@ def _local_worker(settings: Settings, work: Any, index: int, threads: int) -> No
 class LocalExecutor:
     """Worker processes on this machine.
 
-    A sweeper thread in this process runs the sweep every ``ARENA_SWEEP_INTERVAL_SECONDS``
-    (the first at its first tick) and, every ``ARENA_PICKUP_INTERVAL_SECONDS``, submits the
-    pending matches nobody handed to this executor (see the module docstring).
+    Timer threads in this process run each enabled periodic job (the sweep every
+    ``ARENA_SWEEP_INTERVAL_SECONDS``, the ladder, health sweeps, webhook deliveries; each first
+    at its first tick) and, every ``ARENA_PICKUP_INTERVAL_SECONDS``, submit the pending matches
+    nobody handed to this executor (see the module docstring). ``periodic=False`` runs none of
+    the jobs (the pickup still runs); a collection of job names runs only those.
     """
 
     def __init__(
@@ -111,6 +116,7 @@ class LocalExecutor:
         *,
         processes: int | None = None,
         threads: int | None = None,
+        periodic: bool | Collection[str] = True,
     ) -> None:
         self.settings = settings
         self.processes = processes or settings.worker_processes
@@ -141,8 +147,18 @@ class LocalExecutor:
         self._closed = False
         self._submitted: set[int] = set()
         self._lock = threading.Lock()
-        self._sweeper = threading.Thread(target=self._sweep_loop, name="sweeper", daemon=True)
-        self._sweeper.start()
+        self._timers = [
+            threading.Thread(target=self._every, args=(job,), name=job.name, daemon=True)
+            for job in PERIODIC_JOBS
+            if (periodic is True or (periodic is not False and job.name in periodic))
+            if job.enabled(settings)
+        ]
+        if settings.pickup_interval_seconds > 0:
+            self._timers.append(
+                threading.Thread(target=self._pickup_loop, name="pickup", daemon=True)
+            )
+        for timer in self._timers:
+            timer.start()
 
     def submit(self, match_ids: Iterable[int]) -> None:
         """Queue the matches for the worker processes."""
@@ -151,22 +167,21 @@ class LocalExecutor:
                 self._submitted.add(int(match_id))
                 self._work.put(int(match_id))
 
-    def _sweep_loop(self) -> None:
-        """The pickup every ``pickup_interval_seconds`` (if on) and the sweep every
-        ``sweep_interval_seconds``, the first sweep at the first tick."""
-        pickup = self.settings.pickup_interval_seconds
-        interval = self.settings.sweep_interval_seconds
-        tick = min(pickup, interval) if pickup > 0 else interval
-        next_sweep = time.monotonic()
-        while not self._stop.wait(tick):
+    def _every(self, job: PeriodicJob) -> None:
+        """Run ``job`` every its interval, the first run at the first tick."""
+        interval = job.interval(self.settings)
+        while not self._stop.wait(interval):
             try:
-                if pickup > 0:
-                    self._pick_up()
-                if time.monotonic() >= next_sweep:
-                    next_sweep = time.monotonic() + interval
-                    sweep(self._db, self.settings, self.submit)
+                job.run(self._db, self.settings, self.submit)
             except Exception:
-                log.exception("sweep failed")
+                log.exception("%s failed", job.name)
+
+    def _pickup_loop(self) -> None:
+        while not self._stop.wait(self.settings.pickup_interval_seconds):
+            try:
+                self._pick_up()
+            except Exception:
+                log.exception("pickup failed")
 
     def _pick_up(self) -> None:
         """Submit the pending matches nobody submitted here (another process created them)."""
@@ -264,8 +279,11 @@ class LeftPending:
         """Nothing held."""
 
 
-def make_executor(settings: Settings) -> LocalExecutor | CeleryExecutor:
-    """The executor the settings ask for."""
+def make_executor(
+    settings: Settings, *, periodic: bool | Collection[str] = True
+) -> LocalExecutor | CeleryExecutor:
+    """The executor the settings ask for (``periodic``: which periodic jobs a local one runs,
+    see :class:`LocalExecutor`; Celery's run on beat)."""
     if settings.executor_kind == "celery":
         return CeleryExecutor(settings)
-    return LocalExecutor(settings)
+    return LocalExecutor(settings, periodic=periodic)

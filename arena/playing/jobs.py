@@ -14,6 +14,9 @@ tournament counts it as a drawn match with no games (see ``deploy/README.md``). 
 answering at the start is such a failure too (two bots down at once points at the arena's own
 network or settings: :class:`~arena.playing.match.NeitherStartedError`); one bot unreachable while
 the other answers forfeits. A bot's misbehaviour is a fault in the record, never an exception here.
+A suspended bot (:mod:`arena.services.health`) is not called at all: its seat forfeits at the
+start as unreachable; a ladder match a bot forfeited as unreachable at the start has that bot
+probed at once, after the record.
 """
 
 from __future__ import annotations
@@ -27,13 +30,16 @@ from dataclasses import dataclass
 from datetime import datetime
 from enum import StrEnum
 
+from arena.bots.health import SuspendedPlayer
 from arena.db.errors import DatabaseUnavailableError
 from arena.db.session import Database
 from arena.errors import NotFoundError
 from arena.playing.match import MatchProgress, MatchRunner, NeitherStartedError
 from arena.playing.players import Player
+from arena.playing.records import MatchRecord
 from arena.protocol.http_player import HttpPlayer
 from arena.services.bots import signing_secrets
+from arena.services.health import ProbeTrigger, probe_now
 from arena.services.matches import (
     Claim,
     claim_match,
@@ -44,7 +50,7 @@ from arena.services.matches import (
 )
 from arena.services.recording import record_match_result
 from arena.settings import Settings
-from arena.states import MatchStatus
+from arena.states import BotStatus, ForfeitKind, MatchStatus
 
 __all__ = [
     "JobOutcome",
@@ -137,9 +143,13 @@ class _Heartbeat:
 
 def players_for(claim: Claim, settings: Settings, *, now: datetime | None = None) -> list[Player]:
     """HTTP players for both seats of a claimed match, signing with each bot's secret (and
-    its previous one while a rotation window is open at ``now``, default the clock)."""
+    its previous one while a rotation window is open at ``now``, default the clock); a
+    suspended bot's seat is a :class:`~arena.bots.health.SuspendedPlayer`, which forfeits at
+    the start as unreachable without calling it."""
     return [
-        HttpPlayer(
+        SuspendedPlayer(bot.name, bot.failed_probes)
+        if bot.status is BotStatus.SUSPENDED
+        else HttpPlayer(
             bot.url,
             name=bot.name,
             secret=signing_secrets(bot, now=now),
@@ -147,6 +157,36 @@ def players_for(claim: Claim, settings: Settings, *, now: datetime | None = None
         )
         for bot in claim.spec.bots
     ]
+
+
+def _probe_after_ladder_forfeit(
+    db: Database, settings: Settings, claim: Claim, record: MatchRecord
+) -> None:
+    """A ladder match a bot forfeited because it was unreachable at the start: probe that bot
+    at once (not a suspended one, which was not called). The match is recorded already: a
+    probe that fails to run is logged, never the job's failure."""
+    forfeit = record.forfeit
+    if (
+        claim.spec.ladder_round_id is None
+        or forfeit is None
+        or forfeit.seat is None
+        or forfeit.kind is not ForfeitKind.UNREACHABLE_AT_START
+    ):
+        return
+    bot = claim.spec.bots[forfeit.seat]
+    if bot.status is BotStatus.SUSPENDED:
+        return
+    try:
+        probe_now(db, settings, bot.id, trigger=ProbeTrigger.FORFEIT)
+    except Exception:
+        log.exception("probing bot %s after match %s failed", bot.id, claim.match_id)
+
+
+def _reported_versions(players: list[Player]) -> tuple[str | None, str | None]:
+    """The ``version`` each seat's ``GET /`` reported at the match's start (None: it never
+    answered, or the seat is not an HTTP bot)."""
+    a, b = (p.info.version if isinstance(p, HttpPlayer) and p.info else None for p in players)
+    return a, b
 
 
 def run_match_job(
@@ -237,10 +277,17 @@ def _play(
         return error
     bot_time_ms = int(sum(record.latencies[0]) + sum(record.latencies[1]))
     recorded = record_match_result(
-        db, claim, record, duration_ms=duration_ms, bot_time_ms=bot_time_ms, elo_k=settings.elo_k
+        db,
+        claim,
+        record,
+        duration_ms=duration_ms,
+        bot_time_ms=bot_time_ms,
+        elo_k=settings.elo_k,
+        reported_versions=_reported_versions(players),
     )
     if not recorded:
         return JobOutcome(match_id, JobStatus.FENCED, f"attempt {claim.attempt} was fenced out")
     if after_record is not None:
         after_record(match_id)
+    _probe_after_ladder_forfeit(db, settings, claim, record)
     return JobOutcome(match_id, JobStatus.RECORDED)

@@ -8,10 +8,12 @@ the rule set's deadline; whatever goes wrong comes back as a :class:`~arena.play
 
 from __future__ import annotations
 
+import re
 import socket
 import time
 from collections.abc import Callable, Sequence
 from typing import Any
+from urllib.parse import urlsplit
 
 import msgspec
 
@@ -128,9 +130,9 @@ class HttpPlayer:
                 self.url, allow_loopback=self._allow_loopback, resolver=self._resolver
             )
         except UrlRejectedError as exc:
-            return Fault(FaultKind.UNREACHABLE, f"URL refused: {exc}")
+            return Fault(FaultKind.UNREACHABLE, f"URL refused: {_without_url(exc)}")
         except OSError as exc:
-            return Fault(FaultKind.UNREACHABLE, f"cannot resolve {self.url}: {exc}")
+            return Fault(FaultKind.UNREACHABLE, f"cannot resolve the bot's host: {exc}")
         self._transport = self._open(target)
         fault = self._handshake(context)
         if fault is not None:
@@ -262,3 +264,16 @@ def record_for_seat(summary: dict[str, object], seat: int) -> dict[str, object]:
     if "unfinished_game" in record:
         record["unfinished_game"] = strip_all(record["unfinished_game"])
     return record
+
+
+def _without_url(exc: UrlRejectedError) -> str:
+    """Why the URL was refused, with the URL and its host taken out: a fault is public (match
+    pages, the other owner's events), a bot's URL is its owner's."""
+    detail = exc.detail.replace(exc.url, "<url>")
+    try:
+        host = urlsplit(exc.url).hostname
+    except ValueError:
+        host = None
+    if host:
+        detail = re.sub(rf"(?<![\w.-]){re.escape(host)}(?![\w-])", "<host>", detail)
+    return detail

@@ -50,16 +50,20 @@ _RECV = 65536
 class TransportError(Exception):
     """The exchange failed; ``kind`` is a fault kind (timeout, connection, status ...)."""
 
-    def __init__(self, kind: str, detail: str, latency_ms: float = 0.0) -> None:
+    def __init__(
+        self, kind: str, detail: str, latency_ms: float = 0.0, status: int | None = None
+    ) -> None:
         super().__init__(detail)
         self.kind = kind
         self.detail = detail
         self.latency_ms = latency_ms
+        #: The answer's HTTP status, when a whole answer came (``status`` and ``redirect``).
+        self.status = status
 
 
 @dataclass(frozen=True, slots=True)
 class HttpResult:
-    """A complete 200 answer."""
+    """A complete 200 answer (any 2xx for a transport made with ``any_2xx``)."""
 
     status: int
     body: bytes
@@ -136,6 +140,8 @@ class Transport:
 
     ``connect_fn(timeout)`` opens the TCP (or TLS) socket to an address the URL guard checked;
     ``host_header`` is what the bot sees as ``Host``; ``base_path`` prefixes every path.
+    ``any_2xx`` takes every 2xx answer as a result, keeping the connection (webhook receivers
+    answer 202 or 204; a bot answers 200, and anything else from it is a fault).
     """
 
     def __init__(
@@ -148,8 +154,10 @@ class Transport:
         connect_timeout_s: float = 2.0,
         clock: Callable[[], float] = time.perf_counter,
         arrival_age: Callable[[socket.socket], float | None] | None = None,
+        any_2xx: bool = False,
     ) -> None:
         self._connect_fn = connect_fn
+        self._any_2xx = any_2xx
         self._host = host_header.encode("idna" if not host_header.isascii() else "ascii")
         self._base = base_path.rstrip("/").encode()
         self._max_body = max_body
@@ -374,10 +382,12 @@ class Transport:
         data = b"".join(answer.body)
         if 300 <= status < 400:
             where = _printable(answer.location.decode("latin-1"))
-            raise TransportError("redirect", f"HTTP {status} redirect to {where!r} (not followed)")
-        if status != 200:
+            raise TransportError(
+                "redirect", f"HTTP {status} redirect to {where!r} (not followed)", status=status
+            )
+        if status != 200 and not (self._any_2xx and 200 <= status < 300):
             snippet = _printable(data[:200].decode("utf-8", "replace"))
-            raise TransportError("status", f"HTTP {status}: {snippet}")
+            raise TransportError("status", f"HTTP {status}: {snippet}", status=status)
         return HttpResult(status, data, latency)
 
 

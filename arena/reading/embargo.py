@@ -4,7 +4,8 @@ A match's seed decides every deal, and a tournament's seed decides every match s
 duplicate pairing plays two matches on the same seed. So:
 
 * a match's seed and its replay (decks, hands) are public once it is settled and no match on
-  the same seed in its tournament is still pending or running;
+  the same seed in its tournament (for a match of no tournament, in none: a ladder pair's
+  other leg) is still pending or running;
 * a tournament's seed (and the match seeds in its bracket) once it is finished or cancelled
   and none of its matches is pending or running.
 
@@ -39,8 +40,7 @@ def match_deals_public(db: Database, match: dict[str, Any]) -> bool:
     :func:`~arena.reading.queries.matches.match_state` dict) show."""
     if match["status"] not in SETTLED:
         return False
-    if match["tournament_id"] is None:
-        return True
+    # Outside tournaments too: a ladder pair's two legs share one seed.
     return not match_queries.seed_twin_in(db, match, OPEN)
 
 

@@ -37,6 +37,7 @@ from arena.errors import NotFoundError
 from arena.protocol.signing import SecretError, generate_secret, parse_secret
 from arena.protocol.urlguard import Resolver
 from arena.protocol.wire import PROTOCOL_VERSION
+from arena.services.versions import VersionReason, create_version, current_label
 from arena.settings import Settings
 from arena.states import BotStatus
 
@@ -190,7 +191,9 @@ def enroll_bot(
     )
     if not report.passed:
         raise BotRefusedError(url, report)
-    registered = register_bot(db, name=name, owner=owner, url=url, secret=secret)
+    registered = register_bot(
+        db, name=name, owner=owner, url=url, secret=secret, version_label=_reported(report)
+    )
     return Enrolment(registered.bot_id, registered.token, registered.secret, report)
 
 
@@ -234,9 +237,15 @@ def change_bot(
         _check_name(name)
         if _name_taken(db, name, by_other_than=bot_id):
             raise BotNameTakenError(f"a bot named {name!r} already exists")
+    label = None
     if url is not None:
-        probe_registered_bot(db, settings, bot_id, url=url, resolver=resolver)
-    update_bot(db, bot_id, name=name, url=url)
+        label = _reported(probe_registered_bot(db, settings, bot_id, url=url, resolver=resolver))
+    update_bot(db, bot_id, name=name, url=url, version_label=label)
+
+
+def _reported(report: ProbeReport) -> str | None:
+    """The ``version`` string the bot's ``GET /`` reported at its check (None: no answer)."""
+    return None if report.info is None else report.info.version
 
 
 def activate_bot(
@@ -286,8 +295,10 @@ def register_bot(
     url: str,
     protocol_version: str = PROTOCOL_VERSION,
     secret: str | None = None,
+    version_label: str | None = None,
 ) -> RegisteredBot:
-    """Store a new active bot with a fresh owner token and ``secret`` (default: a new one).
+    """Store a new active bot with a fresh owner token and ``secret`` (default: a new one),
+    and its version 1 (labelled ``version_label``, the ``version`` its ``GET /`` reported).
 
     No check of the bot is made here: :func:`enroll_bot` checks first.
     """
@@ -308,6 +319,7 @@ def register_bot(
             session.add(bot)
             session.flush()
             session.add(BotStatsRow(bot_id=bot.id, latency_histogram=[]))
+            create_version(session, bot, VersionReason.REGISTERED, version_label)
             bot_id = bot.id
     except IntegrityError:
         raise BotNameTakenError(f"a bot named {name!r} already exists") from None
@@ -315,10 +327,16 @@ def register_bot(
 
 
 def update_bot(
-    db: Database, bot_id: int, *, name: str | None = None, url: str | None = None
+    db: Database,
+    bot_id: int,
+    *,
+    name: str | None = None,
+    url: str | None = None,
+    version_label: str | None = None,
 ) -> None:
     """Change a bot's name or URL as given, with no check of the URL (:func:`change_bot`
-    checks it first)."""
+    checks it first). A new URL is a new version of the bot, labelled ``version_label`` (the
+    ``version`` the new URL reported at its check; None: not known yet)."""
     if name is not None:
         _check_name(name)
     try:
@@ -326,8 +344,9 @@ def update_bot(
             bot = _bot(session, bot_id)
             if name is not None:
                 bot.name = name
-            if url is not None:
+            if url is not None and url != bot.url:
                 bot.url = url
+                create_version(session, bot, VersionReason.URL_CHANGED, version_label)
             bot.updated_at = utcnow()
     except IntegrityError:
         raise BotNameTakenError(f"a bot named {name!r} already exists") from None
@@ -366,7 +385,8 @@ def rotate_secret(
     db: Database, bot_id: int, *, window_hours: float = 24.0, now: datetime | None = None
 ) -> SecretRotation:
     """A new signing secret, used from the next match on; the old one keeps signing beside it
-    for ``window_hours`` (``ARENA_SECRET_ROTATION_HOURS``; 0 cuts over at once).
+    for ``window_hours`` (``ARENA_SECRET_ROTATION_HOURS``; 0 cuts over at once). The bot gets a
+    new version (``secret_changed``, with its current version's label).
 
     Rotating again within a window replaces the previous secret with the one current until now
     (a bot still on the one before must take the newest).
@@ -380,6 +400,7 @@ def rotate_secret(
         bot.previous_secret_expires_at = until
         bot.secret = secret
         bot.updated_at = now
+        create_version(session, bot, VersionReason.SECRET_CHANGED, current_label(session, bot))
     return SecretRotation(secret, until)
 
 

@@ -1,8 +1,9 @@
 """Challenges: a bot's owner asks for one match against another bot.
 
-:func:`create_challenge` checks both bots (each must exist and be active), schedules the match
-in one transaction with the challenger in seat ``a`` and a seed drawn by the arena (a chosen
-seed would let the challenger know the deals), and hands it to the executor after the commit.
+:func:`create_challenge` checks both bots (each must exist and be active, neither inactive nor
+suspended), schedules the match in one transaction with the challenger in seat ``a`` and a seed
+drawn by the arena (a chosen seed would let the challenger know the deals), and hands it to the
+executor after the commit.
 """
 
 from __future__ import annotations
@@ -22,11 +23,18 @@ __all__ = ["BotInactiveError", "create_challenge"]
 
 
 class BotInactiveError(ValueError):
-    """A bot named in a challenge is inactive (retired by its owner or the organiser)."""
+    """A bot named in a challenge is not active: ``status`` says whether it is inactive
+    (retired by its owner or the organiser) or suspended (its health probes failed)."""
 
-    def __init__(self, bot_id: int) -> None:
-        super().__init__(f"bot {bot_id} is inactive")
+    def __init__(self, bot_id: int, status: BotStatus = BotStatus.INACTIVE) -> None:
+        why = (
+            "is suspended: its health probes failed, and it plays again once they pass"
+            if status is BotStatus.SUSPENDED
+            else "is inactive"
+        )
+        super().__init__(f"bot {bot_id} {why}")
         self.bot_id = bot_id
+        self.status = status
 
 
 def create_challenge(
@@ -35,8 +43,8 @@ def create_challenge(
     """Schedule ``bot_id`` (seat ``a``) against ``opponent_id`` and submit the match: its id.
 
     Raises :class:`~arena.errors.NotFoundError` for a bot that does not exist and
-    :class:`BotInactiveError` for one that is inactive, the challenger checked first;
-    ``ValueError`` if a bot would play itself.
+    :class:`BotInactiveError` for one that is inactive or suspended, the challenger checked
+    first; ``ValueError`` if a bot would play itself.
     """
     seed = random.SystemRandom().randrange(1 << 62)
     with db.session() as session:
@@ -49,7 +57,7 @@ def create_challenge(
             if bot not in status:
                 raise NotFoundError("bot", bot)
             if status[bot] is not BotStatus.ACTIVE:
-                raise BotInactiveError(bot)
+                raise BotInactiveError(bot, status[bot])
         match = schedule_match(session, bot_id, opponent_id, rules=rules, seed=seed, rated=rated)
         match_id = match.id
     submit([match_id])

@@ -23,14 +23,14 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
-from sqlalchemy import ColumnElement, and_, case, literal, or_, select, update
+from sqlalchemy import ColumnElement, and_, case, insert, literal, or_, select, update
 from sqlalchemy.orm import Session
 
 from arena.db.models import MatchRow, utcnow
 from arena.db.session import Database
 from arena.errors import NotFoundError
 from arena.rules.ruleset import RuleSet
-from arena.states import MatchStatus
+from arena.states import BotStatus, MatchStatus
 
 __all__ = [
     "Claim",
@@ -43,6 +43,7 @@ __all__ = [
     "release_match",
     "renew_lease",
     "schedule_match",
+    "schedule_matches",
     "sweep_stuck",
 ]
 
@@ -62,6 +63,13 @@ class BotSpec:
     secret: str
     previous_secret: str | None = None
     previous_secret_expires_at: datetime | None = None
+    #: The bot's status when the match was claimed (a suspended bot is not called: it
+    #: forfeits at the start as unreachable) and the version the match records for it.
+    status: BotStatus = BotStatus.ACTIVE
+    version_id: int | None = None
+    #: Its health probes failed in a row when the match was claimed (a suspended bot's forfeit
+    #: reason says how many).
+    failed_probes: int = 0
 
 
 @dataclass(frozen=True, slots=True)
@@ -73,6 +81,8 @@ class MatchSpec:
     seed: int
     bots: tuple[BotSpec, BotSpec]
     rated: bool
+    #: The ladder round that scheduled it (None: a tournament's or a challenge's match).
+    ladder_round_id: int | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -95,6 +105,7 @@ def schedule_match(
     rated: bool = True,
     tournament_id: int | None = None,
     match_key: str | None = None,
+    ladder_round_id: int | None = None,
 ) -> MatchRow:
     """Add a pending match (in the caller's transaction; submit it after the commit)."""
     if bot_a == bot_b:
@@ -107,11 +118,43 @@ def schedule_match(
         rated=rated,
         tournament_id=tournament_id,
         match_key=match_key,
+        ladder_round_id=ladder_round_id,
         status=MatchStatus.PENDING,
     )
     session.add(match)
     session.flush()
     return match
+
+
+def schedule_matches(
+    session: Session,
+    matches: Iterable[tuple[int, int, int, str]],
+    *,
+    rules: RuleSet,
+    rated: bool = True,
+    ladder_round_id: int | None = None,
+) -> list[int]:
+    """Add many pending matches at once, each ``(bot_a, bot_b, seed, match_key)``, in one
+    statement (in the caller's transaction; submit them after the commit): their ids, in the
+    order given. What :func:`schedule_match` does for one, at a fraction of the cost per match
+    (a ladder round of 10,000 bots inserts 10,000)."""
+    shared = {
+        "rules": rules.to_dict(),
+        "rated": rated,
+        "ladder_round_id": ladder_round_id,
+        "status": MatchStatus.PENDING,
+    }
+    rows = []
+    for bot_a, bot_b, seed, key in matches:
+        if bot_a == bot_b:
+            raise ValueError("a bot cannot play itself")
+        rows.append(
+            {**shared, "bot_a_id": bot_a, "bot_b_id": bot_b, "seed": seed, "match_key": key}
+        )
+    if not rows:
+        return []
+    returning = insert(MatchRow).returning(MatchRow.id, sort_by_parameter_order=True)
+    return list(session.scalars(returning, rows))
 
 
 def claim_match(
@@ -161,11 +204,28 @@ def claim_match(
         attempt = int(row[0])
         match = session.get_one(MatchRow, match_id)
         bots = tuple(
-            BotSpec(b.id, b.name, b.url, b.secret, b.previous_secret, b.previous_secret_expires_at)
+            BotSpec(
+                b.id,
+                b.name,
+                b.url,
+                b.secret,
+                b.previous_secret,
+                b.previous_secret_expires_at,
+                b.status,
+                b.current_version_id,
+                b.failed_probes,
+            )
             for b in (match.bot_a, match.bot_b)
         )
+        # The versions that play (a version reported at the start may still replace them).
+        match.version_a_id, match.version_b_id = bots[0].version_id, bots[1].version_id
         spec = MatchSpec(
-            match_id, RuleSet.from_dict(match.rules), match.seed, (bots[0], bots[1]), match.rated
+            match_id,
+            RuleSet.from_dict(match.rules),
+            match.seed,
+            (bots[0], bots[1]),
+            match.rated,
+            match.ladder_round_id,
         )
     return Claim(match_id, attempt, worker, spec)
 

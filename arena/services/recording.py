@@ -1,4 +1,5 @@
-"""Recording a played match: its result, games, deals, statistics and Elo in one transaction.
+"""Recording a played match: its result, games, deals, statistics, Elo and its
+``match.finished`` event in one transaction.
 
 :func:`record_match_result` writes only while the claim's ``attempt`` is still the match's
 (see :mod:`arena.services.matches`): an older attempt that wakes up late changes nothing, and
@@ -16,6 +17,7 @@ from sqlalchemy.orm import Session
 from arena.db.models import (
     BotRow,
     BotStatsRow,
+    BotVersionRow,
     GameRow,
     HandRow,
     MatchResultRow,
@@ -24,6 +26,7 @@ from arena.db.models import (
     utcnow,
 )
 from arena.db.session import Database
+from arena.events import EventType
 from arena.measures.ratings import elo_delta
 from arena.measures.stats import merge_histograms, seat_stats
 from arena.playing.records import SEATS, MatchRecord, seat_letter
@@ -35,7 +38,10 @@ from arena.playing.stored import (
     deal_logs,
     record_digest,
 )
+from arena.services.events import emit
+from arena.services.ladder import ladder_preset, rate_on_ladder
 from arena.services.matches import Claim, _held_by
+from arena.services.versions import played_version
 from arena.states import MatchStatus
 
 __all__ = ["record_match_result"]
@@ -58,13 +64,18 @@ def record_match_result(
     duration_ms: int,
     bot_time_ms: int,
     elo_k: float,
+    reported_versions: tuple[str | None, str | None] = (None, None),
 ) -> bool:
     """Record a played match in one transaction; False if this attempt was fenced out.
 
-    Result, games, deals (with their replay logs), bot statistics and (for rated matches)
-    both bots' Elo and rating history, all or nothing. The record is encoded once
-    (:meth:`~arena.playing.stored.StoredMatch.to_dict`): the summary, every deal's log and the
-    digest come from that one JSON form.
+    Result, games, deals (with their replay logs), bot statistics, the version of each side
+    (after observing the ``version`` each seat's ``GET /`` reported at the start,
+    ``reported_versions``: a new version if it changed, see :mod:`arena.services.versions`),
+    (for rated matches) both bots' and both versions' Elo and rating history, and the
+    ``match.finished`` event, all or nothing (a ladder match also moves both bots' Elo on its
+    preset's ladder: :func:`arena.services.ladder.rate_on_ladder`). The
+    record is encoded once (:meth:`~arena.playing.stored.StoredMatch.to_dict`): the summary,
+    every deal's log and the digest come from that one JSON form.
     """
     stored = record.to_stored()
     data = stored.to_dict()
@@ -112,10 +123,57 @@ def record_match_result(
         }
         for seat, bot_id in zip(SEATS, bot_ids, strict=True):
             _add_stats(session, bot_id, seat, data, record)
+        match = session.get_one(MatchRow, claim.match_id)
+        versions = (
+            played_version(session, claim.spec.bots[0], reported_versions[0]),
+            played_version(session, claim.spec.bots[1], reported_versions[1]),
+        )
+        match.version_a_id, match.version_b_id = (None if v is None else v.id for v in versions)
         if claim.spec.rated and stored.winner is not None:
-            _rate(session, claim.match_id, bots[bot_ids[0]], bots[bot_ids[1]], stored.winner, elo_k)
+            a, b = bots[bot_ids[0]], bots[bot_ids[1]]
+            _rate(session, claim.match_id, a, b, stored.winner, elo_k, versions)
+        ladder = ladder_preset(session, match)
+        if ladder is not None and claim.spec.rated and stored.winner is not None:
+            rate_on_ladder(session, ladder, bot_ids[0], bot_ids[1], stored.winner, elo_k)
+        emit(
+            session,
+            EventType.MATCH_FINISHED,
+            finished_event(match, bots[bot_ids[0]], bots[bot_ids[1]], ladder),
+            audience=bot_ids,
+            match_id=claim.match_id,
+            tournament_id=match.tournament_id,
+        )
         session.flush()
     return True
+
+
+def finished_event(
+    match: MatchRow, bot_a: BotRow, bot_b: BotRow, ladder: str | None = None
+) -> dict[str, Any]:
+    """The ``data`` of ``match.finished`` (see :class:`arena.events.EventType`); ``ladder``
+    is the preset of the ladder that scheduled it; links are paths on the arena's API and
+    pages."""
+    versions = (match.version_a_id, match.version_b_id)
+    return {
+        "match": match.id,
+        "bots": {
+            seat: {"id": bot.id, "name": bot.name, "version": version}
+            for seat, bot, version in zip(SEATS, (bot_a, bot_b), versions, strict=True)
+        },
+        "winner": match.winner,
+        "score": {"a": match.games_won_a, "b": match.games_won_b},
+        "forfeit": None
+        if match.forfeit_seat is None
+        else {"seat": match.forfeit_seat, "reason": match.forfeit_reason},
+        "rated": match.rated,
+        "tournament": match.tournament_id,
+        "ladder": ladder,
+        "links": {
+            "api": f"/api/v1/matches/{match.id}",
+            "replay": f"/api/v1/matches/{match.id}/replay",
+            "page": f"/matches/{match.id}",
+        },
+    }
 
 
 def _store_games(
@@ -191,13 +249,29 @@ def _add_stats(
     stats.latency_histogram = merge_histograms(stats.latency_histogram, delta.latency_histogram)
 
 
-def _rate(session: Session, match_id: int, a: BotRow, b: BotRow, winner: str, k: float) -> None:
+def _rate(
+    session: Session,
+    match_id: int,
+    a: BotRow,
+    b: BotRow,
+    winner: str,
+    k: float,
+    versions: tuple[BotVersionRow | None, BotVersionRow | None],
+) -> None:
+    """Move both bots' live Elo, and by the same amount the live Elo of the version of each
+    that played; one rating-history row each (the bot's Elo before and after, the version)."""
     score_a = 1.0 if winner == "a" else 0.0
     delta = elo_delta(a.elo, b.elo, score_a, k=k)
-    for bot, change in ((a, delta), (b, -delta)):
+    for bot, version, change in ((a, versions[0], delta), (b, versions[1], -delta)):
         session.add(
             RatingHistoryRow(
-                bot_id=bot.id, match_id=match_id, before=bot.elo, after=bot.elo + change
+                bot_id=bot.id,
+                match_id=match_id,
+                version_id=None if version is None else version.id,
+                before=bot.elo,
+                after=bot.elo + change,
             )
         )
         bot.elo = bot.elo + change
+        if version is not None:
+            version.elo = version.elo + change

@@ -10,6 +10,10 @@ A bot that cannot be reached at the start of one of its matches is withdrawn: it
 pairings become walkovers, so it never stalls the event. Should the advance after a recorded
 match be lost (its worker killed between the two), the sweeper's
 :func:`advance_running_tournaments` makes it up.
+
+The entered bots' owners hear of it (:mod:`arena.services.events`): ``tournament.started``,
+``tournament.round_started`` (once per round, when its first matches are scheduled) and
+``tournament.finished``, each in the transaction of the change it reports.
 """
 
 from __future__ import annotations
@@ -22,10 +26,20 @@ from typing import Any
 from sqlalchemy import func, select, update
 from sqlalchemy.orm import Session
 
-from arena.db.models import BotRow, GameRow, MatchRow, TournamentEntryRow, TournamentRow, utcnow
+from arena.db.models import (
+    BotRow,
+    EventRow,
+    GameRow,
+    MatchRow,
+    TournamentEntryRow,
+    TournamentRow,
+    utcnow,
+)
 from arena.db.session import Database
 from arena.errors import NotFoundError
+from arena.events import EventType
 from arena.rules.ruleset import RuleSet
+from arena.services.events import emit
 from arena.services.matches import Submit, schedule_match
 from arena.services.ratings import refit_ratings
 from arena.states import BotStatus, MatchStatus, TournamentStatus
@@ -82,8 +96,10 @@ def create_tournament(
 ) -> int:
     """Store a tournament and its entries (seeded by live Elo, best first).
 
-    ``bot_ids`` None means every active bot. The format and its options are checked now
-    (:class:`arena.tournaments.FormatError` for bad ones), so a bad request fails at once.
+    ``bot_ids`` None means every active bot (not the inactive, not the suspended); bots
+    named in ``bot_ids`` may be suspended, not inactive. The format and its options are
+    checked now (:class:`arena.tournaments.FormatError` for bad ones), so a bad request fails
+    at once.
     """
     options = dict(options or {})
     fmt = make_format(format_name, **options)
@@ -99,7 +115,9 @@ def create_tournament(
             missing = [b for b in wanted if b not in found]
             if missing:
                 raise ValueError(f"no such bot(s): {', '.join(map(str, missing))}")
-            inactive = [b.name for b in found.values() if b.status is not BotStatus.ACTIVE]
+            # A suspended bot may enter: like an unreachable one, it forfeits its first match
+            # at the start (and is withdrawn) unless its probes pass before it plays.
+            inactive = [b.name for b in found.values() if b.status is BotStatus.INACTIVE]
             if inactive:
                 raise ValueError(f"inactive bot(s) cannot enter: {', '.join(inactive)}")
             bots = list(found.values())
@@ -144,6 +162,16 @@ def start_tournament(db: Database, tournament_id: int, submit: Submit) -> Advanc
                 raise NotFoundError("tournament", tournament_id)
             if t.status is not TournamentStatus.RUNNING:
                 raise TournamentStateError(f"tournament {tournament_id} is {t.status.value}")
+        else:
+            t = session.get_one(TournamentRow, tournament_id)
+            entered = [e.bot_id for e in t.entries]
+            emit(
+                session,
+                EventType.TOURNAMENT_STARTED,
+                {"tournament": _event_ref(t), "bots": entered},
+                audience=entered,
+                tournament_id=tournament_id,
+            )
     return advance_tournament(db, tournament_id, submit)
 
 
@@ -252,9 +280,11 @@ def advance_tournament(db: Database, tournament_id: int, submit: Submit) -> Adva
         closed_before = _closed_rounds(t.summary or {})
         t.summary = plan.to_dict()
         rounds_closed = len(_closed_rounds(t.summary) - closed_before)
+        _emit_round_starts(session, t, plan, new)
         if plan.finished:
             t.status = TournamentStatus.FINISHED
             t.finished_at = utcnow()
+            _emit_finished(session, t, plan)
         session.flush()
         report = AdvanceReport(
             [m.id for m in new],
@@ -266,6 +296,78 @@ def advance_tournament(db: Database, tournament_id: int, submit: Submit) -> Adva
     if report.scheduled:
         submit(report.scheduled)
     return report
+
+
+def _event_ref(t: TournamentRow) -> dict[str, Any]:
+    """How a tournament event names its tournament."""
+    return {"id": t.id, "name": t.name, "format": t.format}
+
+
+def _emit_round_starts(
+    session: Session, t: TournamentRow, plan: Plan, new: Sequence[MatchRow]
+) -> None:
+    """``tournament.round_started`` for each round whose first matches ``new`` are, once per
+    round: the rounds already reported are read back from the outbox, under the tournament's
+    row lock, so an advance run twice reports nothing twice."""
+    if not new:
+        return
+    round_of = {m.key: (p.section, p.round) for p in plan.pairings for m in p.matches}
+    names = {(s.name, r.number): r.name for s in plan.bracket for r in s.rounds}
+    reported = {
+        (e.data["section"], e.data["number"])
+        for e in session.scalars(
+            select(EventRow).where(
+                EventRow.tournament_id == t.id,
+                EventRow.type == EventType.TOURNAMENT_ROUND_STARTED.value,
+            )
+        )
+    }
+    started: dict[tuple[str, int], list[int]] = {}
+    for match in new:
+        key = round_of.get(match.match_key or "")
+        if key is not None and key not in reported:
+            started.setdefault(key, []).append(match.id)
+    entered = [e.bot_id for e in t.entries]
+    for (section, number), match_ids in started.items():
+        emit(
+            session,
+            EventType.TOURNAMENT_ROUND_STARTED,
+            {
+                "tournament": _event_ref(t),
+                "round": names.get((section, number), f"Round {number}"),
+                "section": section,
+                "number": number,
+                "matches": match_ids,
+            },
+            audience=entered,
+            tournament_id=t.id,
+        )
+
+
+def _emit_finished(session: Session, t: TournamentRow, plan: Plan) -> None:
+    """``tournament.finished`` with the final standings, best first."""
+    entries = {str(e.bot_id): e for e in t.entries}
+    standings = [
+        {
+            "rank": s.rank,
+            "bot": {"id": int(s.participant), "name": entries[s.participant].bot.name},
+            "score": s.score,
+            "played": s.played,
+            "wins": s.wins,
+            "draws": s.draws,
+            "losses": s.losses,
+            "withdrawn": s.withdrawn,
+        }
+        for s in plan.standings
+    ]
+    champion = None if plan.champion is None else standings[0]["bot"]
+    emit(
+        session,
+        EventType.TOURNAMENT_FINISHED,
+        {"tournament": _event_ref(t), "champion": champion, "standings": standings},
+        audience=[e.bot_id for e in t.entries],
+        tournament_id=t.id,
+    )
 
 
 def _closed_rounds(summary: Mapping[str, Any]) -> set[tuple[str, int]]:

@@ -1,12 +1,13 @@
 """Server-rendered pages: leaderboard, bots, tournaments with their brackets, matches with a
-replay viewer, and the rules (``docs/RULES.md``). Plain HTML and CSS with a little vanilla
-JavaScript, all served from here.
+replay viewer, the ladder (:mod:`arena.web.ladder_page`), and the rules (``docs/RULES.md``).
+Plain HTML and CSS with a little vanilla JavaScript, all served from here.
 
 The app factory mounts :data:`bp` at ``/`` and puts the
 :class:`~arena.db.session.Database` in ``app.extensions["gin_arena"]["db"]``;
 :func:`error_page` renders an HTTP error as a page (for paths outside the JSON API).
 """
 
+from arena.web import ladder_page  # noqa: F401 - registers /ladder on bp
 from arena.web.pages import bp, error_page
 
 __all__ = ["bp", "error_page"]

@@ -37,9 +37,12 @@ from arena.reading.queries.records import RecordNotReadyError
 from arena.reading.replay import load_record
 from arena.states import MatchStatus
 from arena.web.context import database
+from arena.web.health_panel import health_panel
+from arena.web.ladder_panel import ladder_panel
 from arena.web.present import HELPERS, rating_scale
 from arena.web.replay_steps import build_replay
 from arena.web.rules_doc import load_rules
+from arena.web.versions_panel import versions_panel
 
 __all__ = ["REFRESH_SECONDS", "bp", "error_page"]
 
@@ -145,7 +148,14 @@ def bot(bot_id: int) -> Response:
     recent, more = match_queries.list_matches(db, bot_id=bot_id, limit=20)
     response = make_response(
         render_template(
-            "web/bot.html", bot=shown, stats=detail["statistics"], matches=recent, more=more
+            "web/bot.html",
+            bot=shown,
+            stats=detail["statistics"],
+            matches=recent,
+            more=more,
+            versions=versions_panel(db, bot_id),
+            health=health_panel(db, bot_id),
+            ladder=ladder_panel(db, bot_id),
         )
     )
     response.vary.add("Authorization")
@@ -207,6 +217,7 @@ def match(match_id: int) -> str:
             replay = {"error": str(exc)}
         else:
             record, replay = stored.to_dict(), build_replay(stored, names)
+            replay["versions"] = {s: _version_text(v) for s, v in detail["versions"].items()}
     live = detail["status"] in (MatchStatus.PENDING.value, MatchStatus.RUNNING.value)
     return render_template(
         "web/match.html",
@@ -219,6 +230,14 @@ def match(match_id: int) -> str:
         embargoed=embargoed and detail["status"] == MatchStatus.FINISHED.value,
         refresh=REFRESH_SECONDS if live else None,
     )
+
+
+def _version_text(version: Mapping[str, Any] | None) -> str | None:
+    """How the replay viewer names the version a seat played (``v3 · 2.1.0``), or None."""
+    if version is None:
+        return None
+    label = version["label"]
+    return f"v{version['number']}" + ("" if label is None else f" · {label}")
 
 
 def _games(detail: Mapping[str, Any], record: Mapping[str, Any] | None) -> list[dict[str, Any]]:

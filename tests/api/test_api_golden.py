@@ -49,6 +49,10 @@ GOLDEN: dict[str, tuple[Callable[[Api, World], Any], str]] = {
         lambda a, w: a.get(f"/api/v1/bots/{w.bots['charlie']}", token=w.tokens["charlie"]),
         "BotDetail",
     ),
+    "bot.versions": (
+        lambda a, w: a.get(f"/api/v1/bots/{w.bots['alpha']}/versions"),
+        "BotVersions",
+    ),
     "rating-history": (
         lambda a, w: a.get(f"/api/v1/ratings/{w.bots['alpha']}/history"),
         "/paths/~1api~1v1~1ratings~1{bot_id}~1history/get/responses/200/content/application~1json/schema",

@@ -34,7 +34,8 @@ PROBE = textwrap.dedent(
     assert app is module.app is module.celery_app()
     assert app.conf.arena_settings.worker_threads == 3
     assert app.conf.broker_url == os.environ["ARENA_BROKER_URL"]
-    assert {"workers.tasks.run_match", "workers.tasks.sweep"} <= set(app.tasks)
+    names = ("run_match", "sweep", "ladder", "health", "webhooks")
+    assert {f"workers.tasks.{name}" for name in names} <= set(app.tasks)
     print("built on demand")
     """
 )

@@ -178,4 +178,6 @@ def test_a_worker_refuses_a_stored_loopback_bot_unless_loopback_is_allowed(
         assert first.status is MatchStatus.FAILED and first.forfeit_seat is None
         assert first.winner is None and first.error is not None
         assert "ARENA_ALLOW_LOOPBACK=1" in first.error
+        # The reason is public (match pages, the other owner's events): no URL, no host.
+        assert "127.0.0.1" not in first.error and "http://" not in first.error
         assert second.forfeit_seat is None and second.winner in ("a", "b")

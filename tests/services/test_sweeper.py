@@ -10,13 +10,14 @@ import pytest
 from sqlalchemy import update
 
 from arena.cli import build_parser
-from arena.db.models import MatchRow, utcnow
+from arena.db.models import MatchRow, RatingFitStateRow, utcnow
 from arena.db.session import Database
 from arena.rules.ruleset import RuleSet
 from arena.services.bots import register_bot
 from arena.services.matches import schedule_match, sweep_stuck
-from arena.services.sweeper import sweep
+from arena.services.sweeper import fit_is_behind, sweep
 from arena.settings import Settings, SettingsError, load_settings
+from arena.states import MatchStatus
 from workers.celery_app import create_app
 
 
@@ -58,7 +59,8 @@ def test_every_pending_grace_comes_from_one_setting(db: Database) -> None:
     )
     app = create_app(beat)
     try:
-        assert [entry["schedule"] for entry in app.conf.beat_schedule.values()] == [7.5]
+        assert app.conf.beat_schedule["sweep"]["schedule"] == 7.5
+        assert app.conf.beat_schedule["sweep"]["options"]["queue"] == "control"
     finally:
         app.close()
 
@@ -94,3 +96,21 @@ def test_a_misspelt_sweeper_setting_is_reported_with_the_real_name(typo: str) ->
 def test_a_sweeper_setting_out_of_range_is_refused_naming_it(name: str, value: str) -> None:
     with pytest.raises(SettingsError, match=name):
         load_settings({name: value})
+
+
+def test_the_sweep_refits_the_ratings_when_rated_results_are_not_in_the_fit(db: Database) -> None:
+    """Ladder matches and challenges close no tournament round: the sweep brings them into the
+    whole-history fit, and does not refit when nothing new was recorded."""
+    a = register_bot(db, name="fit-a", owner="t", url="http://127.0.0.1:9/").bot_id
+    b = register_bot(db, name="fit-b", owner="t", url="http://127.0.0.1:9/").bot_id
+    assert not fit_is_behind(db)
+    with db.session() as s:
+        for seed in range(3):
+            m = schedule_match(s, a, b, rules=RuleSet(), seed=seed)
+            m.status, m.winner = MatchStatus.FINISHED, "a"
+    assert fit_is_behind(db)
+    settings = load_settings({}, database_url=db.url, pending_grace_seconds=600)
+    sweep(db, settings, lambda ids: None)
+    assert not fit_is_behind(db)
+    with db.session() as s:
+        assert s.get_one(RatingFitStateRow, 1).results == 3

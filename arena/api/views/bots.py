@@ -1,5 +1,6 @@
 """``/api/v1/bots``: register (after a probe of the bot), list, read, update, rotate
-credentials, deactivate and reactivate, and the conformance check on demand.
+credentials, deactivate and reactivate, the conformance check on demand, and the bot's
+versions.
 
 Only a bot's owner may change it or see its credentials; its owner contact and URL are for
 its owner and the organiser (everyone else sees the owner's public name, ``owner_name``); the
@@ -34,6 +35,7 @@ from arena.api.problems import (
 )
 from arena.bots.probe import ProbeReport
 from arena.protocol.signing import SecretError
+from arena.reading.queries import bot_versions as version_queries
 from arena.reading.queries import bots as bot_queries
 from arena.services.bots import (
     BotNameTakenError,
@@ -178,6 +180,17 @@ def read(bot_id: int) -> Response:
     response = json_response(_detail(bot_id))
     response.headers["Vary"] = "Authorization"
     return response
+
+
+@bp.get("/<id('bot'):bot_id>/versions")
+def versions(bot_id: int) -> Response:
+    """Every version of the bot, newest first, and each version's live Elo over the bot's
+    last ``history`` rated matches."""
+    db = arena_context().db
+    history = query_int("history", 50, low=0, high=1000) or 0
+    items = version_queries.bot_versions(db, bot_id)
+    points = version_queries.version_elo_history(db, bot_id, limit=history)
+    return json_response({"bot_id": bot_id, "items": items, "elo_history": points})
 
 
 @bp.patch("/<id('bot'):bot_id>")

@@ -58,7 +58,7 @@ def create() -> Response:
     except NotFoundError as exc:  # a bot named in the body: the body is at fault, not the URL
         raise unprocessable(str(exc), [FieldError(_field(body, exc.key), "no such bot")]) from None
     except BotInactiveError as exc:
-        field = FieldError(_field(body, exc.bot_id), "the bot is inactive")
+        field = FieldError(_field(body, exc.bot_id), f"the bot is {exc.status}")
         raise unprocessable(str(exc), [field]) from None
     detail = match_queries.match_detail(context.db, match_id)
     detail["seed"] = None

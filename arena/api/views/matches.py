@@ -24,6 +24,7 @@ from arena.api.http import (
 from arena.api.problems import ProblemError, conflict
 from arena.playing.stored import RecordFormatError
 from arena.reading.embargo import match_deals_public
+from arena.reading.queries import bot_versions as version_queries
 from arena.reading.queries import matches as match_queries
 from arena.reading.queries.records import RecordNotReadyError
 from arena.reading.replay import load_record, load_stored_json
@@ -99,6 +100,7 @@ def replay(match_id: int) -> Response:
                 record = load_record(context.db, match_id)
                 digest = record.digest
                 body = {"id": match_id, **seat_replay(record, seat, game=game)}
+            body["versions"] = version_queries.replay_versions(context.db, match_id)
         except RecordNotReadyError as exc:  # pragma: no cover - finished implies a result
             raise conflict(str(exc), "replay-not-available") from None
         except RecordFormatError as exc:

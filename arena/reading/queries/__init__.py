@@ -5,7 +5,11 @@
 * :mod:`~arena.reading.queries.matches`: match lists and details, what the embargo reads;
 * :mod:`~arena.reading.queries.tournaments`: tournament lists, details, brackets, standings
   and progress; :mod:`~arena.reading.queries.versions`: a tournament's fingerprint;
+* :mod:`~arena.reading.queries.bot_versions`: a bot's versions, their ratings and live Elo,
+  and the version each side of a match played;
 * :mod:`~arena.reading.queries.records`: a finished match's stored record, as rows;
+* :mod:`~arena.reading.queries.health`: a bot's health state and probe history;
+* :mod:`~arena.reading.queries.webhooks`: a bot's webhook endpoints and their delivery logs;
 * :mod:`~arena.reading.queries.lookup`: bots given by name or id on the command line;
 * :mod:`~arena.reading.queries.operations`: readiness and the metrics' counts.
 

@@ -1,5 +1,6 @@
 """Bots: the leaderboard, the unrated, lists, one bot's detail and rating history, and whose
-owner token a token is.
+owner token a token is. Every summary names the bot's current version (``version``: id,
+number and label; :mod:`arena.reading.queries.bot_versions` has all of them).
 
 A bot is *rated* once it has a rated, decided match (:data:`_RATED`); the leaderboard ranks the
 rated bots only (:data:`_RANKING`), and :func:`unrated_bots` lists the others apart. Lists read
@@ -11,10 +12,28 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from sqlalchemy import Integer, Select, bindparam, exists, func, or_, select
+from sqlalchemy import (
+    Integer,
+    Select,
+    bindparam,
+    case,
+    exists,
+    func,
+    literal,
+    or_,
+    select,
+    union_all,
+)
 from sqlalchemy.orm import Session
 
-from arena.db.models import BotRow, BotStatsRow, RatingFitRow, RatingHistoryRow
+from arena.db.models import (
+    BotRow,
+    BotStatsRow,
+    BotVersionRow,
+    RatingFitRow,
+    RatingHistoryRow,
+    VersionRatingFitRow,
+)
 from arena.db.session import Database
 from arena.errors import NotFoundError
 from arena.measures.stats import percentile
@@ -24,11 +43,13 @@ from arena.states import BotStatus
 __all__ = [
     "bot_detail",
     "bot_names",
+    "fit_summary",
     "leaderboard",
     "list_bots",
     "rating_history",
     "token_owner",
     "unrated_bots",
+    "version_ref",
 ]
 
 
@@ -36,7 +57,8 @@ def _rate(part: int, whole: int) -> float | None:
     return None if not whole else round(part / whole, 4)
 
 
-def _fit(fit: RatingFitRow | None) -> dict[str, Any] | None:
+def fit_summary(fit: RatingFitRow | VersionRatingFitRow | None) -> dict[str, Any] | None:
+    """A stored whole-history fit (a bot's or a version's) as the API shows it."""
     if fit is None:
         return None
     return {
@@ -93,15 +115,30 @@ def _stats(s: BotStatsRow | None) -> dict[str, Any]:
     }
 
 
+def version_ref(
+    version_id: int | None, number: int | None, label: str | None
+) -> dict[str, Any] | None:
+    """A version as summaries name it: ``{"id", "number", "label"}``, or None (no version)."""
+    if version_id is None:
+        return None
+    return {"id": version_id, "number": number, "label": label}
+
+
 def _bot_summary(
-    bot: BotRow, fit: RatingFitRow | None, stats: BotStatsRow | None
+    bot: BotRow,
+    fit: RatingFitRow | None,
+    stats: BotStatsRow | None,
+    version: BotVersionRow | None,
 ) -> dict[str, Any]:
     return {
         "id": bot.id,
         "name": bot.name,
         "status": bot.status.value,
         "elo": round(bot.elo, 1),
-        "rating": _fit(fit),
+        "version": None
+        if version is None
+        else version_ref(version.id, version.number, version.label),
+        "rating": fit_summary(fit),
         "record": {
             "matches": stats.matches if stats else 0,
             "wins": stats.wins if stats else 0,
@@ -110,12 +147,14 @@ def _bot_summary(
     }
 
 
-def _bots_query() -> Select[BotRow, RatingFitRow, BotStatsRow]:
-    """Bots with their fitted rating and statistics (either may be missing: outer joins)."""
+def _bots_query() -> Select[BotRow, RatingFitRow, BotStatsRow, BotVersionRow]:
+    """Bots with their fitted rating, statistics and current version (any may be missing:
+    outer joins)."""
     return (
-        select(BotRow, RatingFitRow, BotStatsRow)
+        select(BotRow, RatingFitRow, BotStatsRow, BotVersionRow)
         .outerjoin(RatingFitRow, RatingFitRow.bot_id == BotRow.id)
         .outerjoin(BotStatsRow, BotStatsRow.bot_id == BotRow.id)
+        .outerjoin(BotVersionRow, BotVersionRow.id == BotRow.current_version_id)
     )
 
 
@@ -136,11 +175,15 @@ _SUMMARY_COLUMNS = (
     BotStatsRow.matches,
     BotStatsRow.wins,
     BotStatsRow.losses,
+    BotVersionRow.id.label("version_id"),
+    BotVersionRow.number.label("version_number"),
+    BotVersionRow.label.label("version_label"),
 )
 _SUMMARIES = (
     select(*_SUMMARY_COLUMNS)
     .outerjoin(RatingFitRow, RatingFitRow.bot_id == BotRow.id)
     .outerjoin(BotStatsRow, BotStatsRow.bot_id == BotRow.id)
+    .outerjoin(BotVersionRow, BotVersionRow.id == BotRow.current_version_id)
 )
 
 
@@ -151,6 +194,7 @@ def _summary_row(row: Any) -> dict[str, Any]:
         "name": row.name,
         "status": row.status.value,
         "elo": round(row.elo, 1),
+        "version": version_ref(row.version_id, row.version_number, row.version_label),
         "rating": None
         if row.fit_bot_id is None
         else {
@@ -186,12 +230,67 @@ _RANKING = (
 
 
 def _leaderboard_query(include_inactive: bool, rated: bool) -> Select[*tuple[Any, ...]]:
-    query = _SUMMARIES if include_inactive else _SUMMARIES.where(BotRow.status == BotStatus.ACTIVE)
-    if rated:
-        query = query.where(_RATED).order_by(*_RANKING)
-    else:
-        query = query.where(~_RATED).order_by(BotRow.id)
-    return query.limit(bindparam("limit", type_=Integer))
+    # A suspended bot keeps its place (it is down for now, not retired): only inactive ones go.
+    kept = () if include_inactive else (BotRow.status != BotStatus.INACTIVE,)
+    # Rank the bots on their fits alone, then read the rest of the summaries (statistics,
+    # current version) for the ``limit`` bots of the page only: joining them for every bot
+    # before ranking cost more than the ranking itself.
+    page = _rated_page(kept) if rated else _unrated_page(kept)
+    order = _RANKING if rated else (BotRow.id,)
+    return _SUMMARIES.join(page, page.c.id == BotRow.id).order_by(*order)
+
+
+def _unrated_page(kept: tuple[Any, ...]) -> Any:
+    chosen = select(BotRow.id).outerjoin(RatingFitRow, RatingFitRow.bot_id == BotRow.id)
+    chosen = chosen.where(~_RATED, *kept).order_by(BotRow.id)
+    return chosen.limit(bindparam("limit", type_=Integer)).subquery()
+
+
+def _rated_page(kept: tuple[Any, ...]) -> Any:
+    """The ids of the first ``limit`` rated bots in :data:`_RANKING` order, by index.
+
+    The fitted bots come from walking ``ix_rating_fits_rank`` from the top; a bot rated
+    otherwise (Elo only, or a fit without matches) ranks by a value that must reach the
+    ``limit``-th fitted rating to make the page (it has no rated matches to win a tie), so
+    only those above it are looked at (``ix_bots_elo``), not every bot.
+    """
+    limit = bindparam("limit", type_=Integer)
+    fitted = (
+        select(
+            RatingFitRow.bot_id.label("id"),
+            RatingFitRow.rating.label("value"),
+            RatingFitRow.matches.label("rated"),
+        )
+        .join(BotRow, BotRow.id == RatingFitRow.bot_id)
+        .where(RatingFitRow.matches > 0, *kept)
+        .order_by(RatingFitRow.rating.desc(), RatingFitRow.matches.desc(), RatingFitRow.bot_id)
+        .limit(limit)
+        .cte("fitted")
+    )
+    # The lowest value still on the page, or none while fewer than ``limit`` bots are fitted.
+    lowest = select(
+        case((func.count() < limit, literal(-1e308)), else_=func.min(fitted.c.value))
+    ).scalar_subquery()
+    history = exists().where(RatingHistoryRow.bot_id == BotRow.id).correlate(BotRow)
+    fit_without_matches = select(
+        RatingFitRow.bot_id, RatingFitRow.rating, literal(0, type_=Integer)
+    ).join(BotRow, BotRow.id == RatingFitRow.bot_id)
+    fit_without_matches = fit_without_matches.where(
+        RatingFitRow.matches <= 0, RatingFitRow.rating >= lowest, history, *kept
+    )
+    elo_only = select(BotRow.id, BotRow.elo, literal(0, type_=Integer)).where(
+        BotRow.elo >= lowest,
+        ~exists().where(RatingFitRow.bot_id == BotRow.id).correlate(BotRow),
+        history,
+        *kept,
+    )
+    candidates = union_all(select(fitted), fit_without_matches, elo_only).subquery()
+    return (
+        select(candidates.c.id)
+        .order_by(candidates.c.value.desc(), candidates.c.rated.desc(), candidates.c.id)
+        .limit(limit)
+        .subquery()
+    )
 
 
 #: Built once (the limit is bound): the leaderboard is the most read page of all.
@@ -260,9 +359,9 @@ def bot_detail(db: Database, bot_id: int, *, history: int = 50) -> dict[str, Any
         row = session.execute(_bots_query().where(BotRow.id == bot_id)).first()
         if row is None:
             raise NotFoundError("bot", bot_id)
-        bot, fit, stats = row
+        bot, fit, stats, version = row
         return {
-            **_bot_summary(bot, fit, stats),
+            **_bot_summary(bot, fit, stats, version),
             "owner": bot.owner,
             "url": bot.url,
             "protocol_version": bot.protocol_version,
@@ -283,6 +382,7 @@ def _history(session: Session, bot_id: int, limit: int) -> list[dict[str, Any]]:
     return [
         {
             "match_id": r.match_id,
+            "version_id": r.version_id,
             "before": round(r.before, 2),
             "after": round(r.after, 2),
             "at": iso(r.recorded_at),

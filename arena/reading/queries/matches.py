@@ -17,6 +17,7 @@ from arena.db.models import BotRow, GameRow, HandRow, MatchResultRow, MatchRow
 from arena.db.session import Database
 from arena.errors import NotFoundError
 from arena.reading.queries._rows import iso, names_by_id
+from arena.reading.queries.bot_versions import seat_versions
 from arena.states import MatchStatus
 
 __all__ = ["list_matches", "match_detail", "match_state", "seed_twin_in"]
@@ -108,7 +109,8 @@ def list_matches(
 
 
 def match_detail(db: Database, match_id: int) -> dict[str, Any]:
-    """One match: summary, rules, games, every hand's outcome, faults and timings.
+    """One match: summary, the version each side played, rules, games, every hand's outcome,
+    faults and timings.
 
     :class:`~arena.errors.NotFoundError` if there is no such match.
     """
@@ -132,6 +134,7 @@ def match_detail(db: Database, match_id: int) -> dict[str, Any]:
         summary = result.summary if result else {}
         return {
             **_match_summary(m, names),
+            "versions": seat_versions(session, m),
             "rules": m.rules,
             "seed": m.seed,
             "attempt": m.attempt,
@@ -192,8 +195,9 @@ def match_state(db: Database, match_id: int) -> dict[str, Any]:
 
 
 def seed_twin_in(db: Database, match: dict[str, Any], statuses: Collection[MatchStatus]) -> bool:
-    """Whether another match of ``match``'s tournament, on the same seed (a duplicate twin),
-    has one of ``statuses`` (``match``: a :func:`match_state` or :func:`match_detail` dict)."""
+    """Whether another match of ``match``'s tournament (of none, for a match of none: a ladder
+    pair's other leg), on the same seed (a duplicate twin), has one of ``statuses``
+    (``match``: a :func:`match_state` or :func:`match_detail` dict)."""
     with db.session() as session:
         found = session.scalar(
             select(

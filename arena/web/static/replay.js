@@ -66,6 +66,7 @@
     var joined = s.action && s.action.seat === seat ? s.joined : null;
     var head = el("div", "seat-head");
     head.appendChild(el("strong", "seat-name", nameOf(seat)));
+    if (data.versions && data.versions[seat]) head.appendChild(el("span", "seat-version muted", data.versions[seat]));
     if (d.dealer === seat) head.appendChild(el("span", "tag", "dealer"));
     if (s.to_act === seat) head.appendChild(el("span", "tag to-act", "to act"));
     if (s.exposed && s.exposed[seat]) head.appendChild(el("span", "tag misknock", "hand exposed"));
