@@ -22,11 +22,9 @@ as unreachable without a request reaching the bot, so the match is forfeited at 
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import cache
-from urllib.parse import urlsplit
 
 import msgspec
 
@@ -35,7 +33,7 @@ from arena.bots.probe import _connect
 from arena.playing.players import Fault, FaultKind, MatchContext, Turn
 from arena.protocol.signing import Signer
 from arena.protocol.transport import Transport, TransportError
-from arena.protocol.urlguard import Resolver, UrlRejectedError, check_url
+from arena.protocol.urlguard import Resolver, UrlRejectedError, check_url, redact_url
 from arena.protocol.wire import (
     PROTOCOL_VERSION,
     BotInfo,
@@ -95,7 +93,7 @@ def probe_health(
     unsigned). ``timeout_s`` bounds ``GET /`` and ``POST /act`` each (and is the
     ``deadline_ms`` of the ``/act`` body's rules).
     """
-    hosts = [_written_host(url)]
+    hosts: list[str | None] = []
     try:
         target = check_url(url, allow_loopback=allow_loopback, resolver=resolver)
     except UrlRejectedError as exc:
@@ -171,23 +169,12 @@ def _act_failure(exc: TransportError, secrets: Sequence[str]) -> str:
     return reason
 
 
-def _written_host(url: str) -> str | None:
-    """The host as the URL writes it (None if it has none a parser can find)."""
-    try:
-        return urlsplit(url).hostname
-    except ValueError:
-        return None
-
-
 def _scrubbed(probe: HealthProbe, url: str, hosts: Sequence[str | None]) -> HealthProbe:
     """The probe with the bot's URL and host taken out of its reason (one line, at most 500
     characters)."""
     if probe.reason is None:
         return probe
-    reason = probe.reason.replace(url, "<url>")
-    for host in sorted({h for h in hosts if h}, key=len, reverse=True):
-        reason = re.sub(rf"(?<![\w.-]){re.escape(host)}(?![\w-])", "<host>", reason)
-    reason = " ".join(reason.split())[:500]
+    reason = " ".join(redact_url(probe.reason, url, *hosts).split())[:500]
     return HealthProbe(probe.passed, probe.latency_ms, reason, probe.info)
 
 

@@ -8,12 +8,10 @@ the rule set's deadline; whatever goes wrong comes back as a :class:`~arena.play
 
 from __future__ import annotations
 
-import re
 import socket
 import time
 from collections.abc import Callable, Sequence
 from typing import Any
-from urllib.parse import urlsplit
 
 import msgspec
 
@@ -26,6 +24,7 @@ from arena.protocol.urlguard import (
     UrlRejectedError,
     open_connection,
     open_tls_connection,
+    redact_url,
     resolve_and_check,
 )
 from arena.protocol.wire import (
@@ -130,7 +129,8 @@ class HttpPlayer:
                 self.url, allow_loopback=self._allow_loopback, resolver=self._resolver
             )
         except UrlRejectedError as exc:
-            return Fault(FaultKind.UNREACHABLE, f"URL refused: {_without_url(exc)}")
+            # A fault is public (match pages, the other owner's events), a bot's URL its owner's.
+            return Fault(FaultKind.UNREACHABLE, f"URL refused: {redact_url(exc.detail, exc.url)}")
         except OSError as exc:
             return Fault(FaultKind.UNREACHABLE, f"cannot resolve the bot's host: {exc}")
         self._transport = self._open(target)
@@ -264,16 +264,3 @@ def record_for_seat(summary: dict[str, object], seat: int) -> dict[str, object]:
     if "unfinished_game" in record:
         record["unfinished_game"] = strip_all(record["unfinished_game"])
     return record
-
-
-def _without_url(exc: UrlRejectedError) -> str:
-    """Why the URL was refused, with the URL and its host taken out: a fault is public (match
-    pages, the other owner's events), a bot's URL is its owner's."""
-    detail = exc.detail.replace(exc.url, "<url>")
-    try:
-        host = urlsplit(exc.url).hostname
-    except ValueError:
-        host = None
-    if host:
-        detail = re.sub(rf"(?<![\w.-]){re.escape(host)}(?![\w-])", "<host>", detail)
-    return detail

@@ -33,7 +33,7 @@ from arena.protocol.urlguard.connect import (
     resolve_and_check,
     system_resolver,
 )
-from arena.protocol.urlguard.parsing import IPAddress, Rejection, UrlRejectedError
+from arena.protocol.urlguard.parsing import IPAddress, Rejection, UrlRejectedError, redact_url
 from arena.protocol.urlguard.policy import LOOPBACK_HINT, forbidden_reason
 
 __all__ = [
@@ -47,6 +47,7 @@ __all__ = [
     "forbidden_reason",
     "open_connection",
     "open_tls_connection",
+    "redact_url",
     "resolve_and_check",
     "system_resolver",
 ]

@@ -228,3 +228,21 @@ def _parse_ipv4_number_form(labels: list[str]) -> ipaddress.IPv4Address | None:
     for i, n in enumerate(head):
         value += n << (8 * (3 - i))
     return ipaddress.IPv4Address(value)
+
+
+def redact_url(text: str, url: str, *hosts: str | None) -> str:
+    """``text`` with ``url`` written ``<url>`` and its host (and any other ``hosts``, such as
+    the address it resolved to) written ``<host>``: what the arena says of a bot in public
+    (faults, forfeit reasons, health probes) never shows its URL, which is its owner's.
+
+    >>> redact_url("GET http://bot.example.com:9/ failed: bot.example.com refused", "http://bot.example.com:9/")
+    'GET <url> failed: <host> refused'
+    """
+    text = text.replace(url, "<url>")
+    try:
+        written = urllib.parse.urlsplit(url).hostname
+    except ValueError:
+        written = None
+    for host in sorted({h for h in (written, *hosts) if h}, key=len, reverse=True):
+        text = re.sub(rf"(?<![\w.-]){re.escape(host)}(?![\w-])", "<host>", text)
+    return text
