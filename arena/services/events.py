@@ -52,15 +52,11 @@ def emit(
     session.add(event)
     session.flush()
     bots = set(audience) | ({bot_id} if bot_id is not None else set())
-    if bots:
-        endpoints = session.scalars(
-            select(WebhookEndpointRow).where(WebhookEndpointRow.bot_id.in_(sorted(bots)))
-        )
-        session.add_all(
-            WebhookDeliveryRow(endpoint_id=e.id, event_id=event.id, next_attempt_at=now)
-            for e in endpoints
-            if type_.value in e.event_types
-        )
+    session.add_all(
+        WebhookDeliveryRow(endpoint_id=endpoint_id, event_id=event.id, next_attempt_at=now)
+        for endpoints in _subscribers(session, type_, bots).values()
+        for endpoint_id in endpoints
+    )
     return event
 
 
@@ -83,20 +79,27 @@ def emit_per_bot(
     ]
     session.add_all(events)
     session.flush()
-    wanted: dict[int, list[int]] = {}
-    bots = sorted(data_by_bot)
-    for start in range(0, len(bots), 1000):
-        endpoints = session.execute(
-            select(
-                WebhookEndpointRow.id, WebhookEndpointRow.bot_id, WebhookEndpointRow.event_types
-            ).where(WebhookEndpointRow.bot_id.in_(bots[start : start + 1000]))
-        )
-        for endpoint_id, bot_id, types in endpoints:
-            if type_.value in types:
-                wanted.setdefault(bot_id, []).append(endpoint_id)
+    wanted = _subscribers(session, type_, data_by_bot)
     session.add_all(
         WebhookDeliveryRow(endpoint_id=endpoint_id, event_id=event.id, next_attempt_at=now)
         for event in events
         for endpoint_id in wanted.get(event.bot_id or 0, ())
     )
     return events
+
+
+def _subscribers(session: Session, type_: EventType, bots: Iterable[int]) -> dict[int, list[int]]:
+    """The endpoints of each of these bots that subscribe to ``type_`` (enabled or not), read
+    a thousand bots at a time."""
+    wanted: dict[int, list[int]] = {}
+    ids = sorted(set(bots))
+    for start in range(0, len(ids), 1000):
+        endpoints = session.execute(
+            select(
+                WebhookEndpointRow.id, WebhookEndpointRow.bot_id, WebhookEndpointRow.event_types
+            ).where(WebhookEndpointRow.bot_id.in_(ids[start : start + 1000]))
+        )
+        for endpoint_id, bot_id, types in endpoints:
+            if type_.value in types:
+                wanted.setdefault(bot_id, []).append(endpoint_id)
+    return wanted
