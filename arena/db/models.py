@@ -410,7 +410,20 @@ class RatingHistoryRow(Base):
     recorded_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow)
 
 
-class RatingFitRow(Base):
+class _FitColumns:
+    """The columns of a stored whole-history fit (a bot's or a version's): the rating, its
+    95% interval and standard error, the rated matches it rests on, and when it was made."""
+
+    rating: Mapped[float] = mapped_column(Float)
+    ci_low: Mapped[float] = mapped_column(Float)
+    ci_high: Mapped[float] = mapped_column(Float)
+    stderr: Mapped[float] = mapped_column(Float)
+    matches: Mapped[int] = mapped_column(Integer)
+    provisional: Mapped[bool] = mapped_column(Boolean)
+    fitted_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow)
+
+
+class RatingFitRow(_FitColumns, Base):
     """A bot's whole-history rating (Bradley-Terry fit over all rated results) with its 95%
     interval; the table is rewritten by each refit."""
 
@@ -419,13 +432,6 @@ class RatingFitRow(Base):
     __table_args__ = (Index("ix_rating_fits_rank", "rating", "matches", "bot_id"),)
 
     bot_id: Mapped[int] = mapped_column(ForeignKey("bots.id", ondelete="CASCADE"), primary_key=True)
-    rating: Mapped[float] = mapped_column(Float)
-    ci_low: Mapped[float] = mapped_column(Float)
-    ci_high: Mapped[float] = mapped_column(Float)
-    stderr: Mapped[float] = mapped_column(Float)
-    matches: Mapped[int] = mapped_column(Integer)
-    provisional: Mapped[bool] = mapped_column(Boolean)
-    fitted_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow)
 
 
 class RatingFitStateRow(Base):
@@ -444,7 +450,7 @@ class RatingFitStateRow(Base):
     fitted_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow)
 
 
-class VersionRatingFitRow(Base):
+class VersionRatingFitRow(_FitColumns, Base):
     """A bot version's whole-history rating: the same fit as ``rating_fits`` with each version
     its own player; rewritten by each refit."""
 
@@ -454,13 +460,6 @@ class VersionRatingFitRow(Base):
         ForeignKey("bot_versions.id", ondelete="CASCADE"), primary_key=True
     )
     bot_id: Mapped[int] = mapped_column(ForeignKey("bots.id", ondelete="CASCADE"), index=True)
-    rating: Mapped[float] = mapped_column(Float)
-    ci_low: Mapped[float] = mapped_column(Float)
-    ci_high: Mapped[float] = mapped_column(Float)
-    stderr: Mapped[float] = mapped_column(Float)
-    matches: Mapped[int] = mapped_column(Integer)
-    provisional: Mapped[bool] = mapped_column(Boolean)
-    fitted_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow)
 
 
 class LadderRoundRow(Base):
