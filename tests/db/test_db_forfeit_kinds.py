@@ -4,14 +4,13 @@ text, for the forfeits stored before it (every stored record so far is schema ve
 
 from __future__ import annotations
 
-import uuid
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
-from conftest import PG_ADMIN_URL, require_service
 from db_support import add_bots, add_match, heuristic_v_faulty, match_row
-from sqlalchemy import create_engine, select, text
+from old_schema import database_at
+from sqlalchemy import select, text
 
 from arena.db.migrate import upgrade
 from arena.db.models import MatchResultRow, MatchRow
@@ -90,26 +89,8 @@ def test_a_finished_match_without_a_forfeit_has_no_kind(db: Database) -> None:
 @pytest.fixture(params=["sqlite", "postgresql"])
 def at_0003(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Database]:
     """A database migrated only to revision 0003 (before forfeit kinds were stored)."""
-    if request.param == "sqlite":
-        db = Database(f"sqlite:///{tmp_path / 'old.db'}")
-        upgrade(db, "0003")
+    with database_at("0003", request.param, tmp_path) as db:
         yield db
-        db.dispose()
-        return
-    require_service("PostgreSQL", "127.0.0.1", 5432)
-    name = f"arena_0003_{uuid.uuid4().hex[:10]}"
-    admin = create_engine(PG_ADMIN_URL, isolation_level="AUTOCOMMIT")
-    try:
-        with admin.connect() as conn:
-            conn.execute(text(f'CREATE DATABASE "{name}"'))
-        db = Database(PG_ADMIN_URL.rsplit("/", 1)[0] + "/" + name)
-        upgrade(db, "0003")
-        yield db
-        db.dispose()
-        with admin.connect() as conn:
-            conn.execute(text(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
-    finally:
-        admin.dispose()
 
 
 #: Reasons the match runner has written, and the kind each one is given.

@@ -5,13 +5,12 @@ it with no version (the arena cannot tell which code played them)."""
 
 from __future__ import annotations
 
-import uuid
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from conftest import PG_ADMIN_URL, require_service
-from sqlalchemy import create_engine, func, select, text
+from old_schema import database_at
+from sqlalchemy import func, select, text
 
 from arena.db.migrate import upgrade
 from arena.db.models import BotRow, BotVersionRow, MatchRow, RatingHistoryRow
@@ -25,26 +24,8 @@ NOW = "2026-01-01 00:00:00"
 @pytest.fixture(params=["sqlite", "postgresql"])
 def at_0004(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Database]:
     """A database migrated only to revision 0004 (before versions)."""
-    if request.param == "sqlite":
-        db = Database(f"sqlite:///{tmp_path / 'old.db'}")
-        upgrade(db, "0004")
+    with database_at("0004", request.param, tmp_path) as db:
         yield db
-        db.dispose()
-        return
-    require_service("PostgreSQL", "127.0.0.1", 5432)
-    name = f"arena_0004_{uuid.uuid4().hex[:10]}"
-    admin = create_engine(PG_ADMIN_URL, isolation_level="AUTOCOMMIT")
-    try:
-        with admin.connect() as conn:
-            conn.execute(text(f'CREATE DATABASE "{name}"'))
-        db = Database(PG_ADMIN_URL.rsplit("/", 1)[0] + "/" + name)
-        upgrade(db, "0004")
-        yield db
-        db.dispose()
-        with admin.connect() as conn:
-            conn.execute(text(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
-    finally:
-        admin.dispose()
 
 
 def _fill(db: Database) -> None:
