@@ -19,6 +19,10 @@ __all__ = ["EventType"]
 class EventType(enum.StrEnum):
     """Every event type, with the fields of its ``data``."""
 
+    #: ``match`` (id), ``attempt`` (1 and up: a restart starts it again), ``bots`` ({seat: {id,
+    #: name, version}}), ``tournament`` (id or null), ``ladder`` (preset or null), ``links``
+    #: ({api, page}).
+    MATCH_STARTED = "match.started"
     #: ``match`` (id), ``bots`` ({seat: {id, name, version}}), ``winner`` (seat or null),
     #: ``score`` ({"a": games, "b": games}), ``forfeit`` (null or {seat, reason}), ``rated``,
     #: ``tournament`` (id or null), ``ladder`` (preset or null), ``links`` ({api, page, replay}).
@@ -41,3 +45,8 @@ class EventType(enum.StrEnum):
     #: (the final table, best first: rank, bot {id, name}, score, played, wins, draws, losses,
     #: withdrawn).
     TOURNAMENT_FINISHED = "tournament.finished"
+    #: ``test`` (id), ``candidate`` and ``baseline`` ({id, name}), ``verdict`` (``h0``, ``h1``,
+    #: ``capped`` or ``cancelled``), ``reason`` (why cancelled, or null), ``llr``, ``bounds``
+    #: ({lower, upper}), ``elo0``, ``elo1``, ``pairs``, ``pentanomial`` (five counts), ``elo``
+    #: ({estimate, ci_low, ci_high} or null), ``los``, ``links`` ({api, page}).
+    TEST_FINISHED = "test.finished"

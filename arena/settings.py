@@ -110,6 +110,11 @@ class Settings(msgspec.Struct, frozen=True, kw_only=True):
     #: Reverse proxies in front of the API that set X-Forwarded-For/-Proto/-Host (0: none, the
     #: TCP peer is the client and those headers are ignored, so nobody can spoof an address).
     trusted_proxies: int = 0
+    #: Live streams (docs/STREAMS.md): at most ``max_streams`` open at once in one API process
+    #: (each holds a server thread), and, when Celery runs, the Redis their events travel
+    #: through (empty: the broker's URL).
+    max_streams: int = 1000
+    live_redis_url: str = ""
 
     def __post_init__(self) -> None:
         if self.executor not in ("", "local", "celery"):
@@ -133,6 +138,16 @@ class Settings(msgspec.Struct, frozen=True, kw_only=True):
             raise SettingsError("ARENA_SECRET_ROTATION_HOURS must be 0 to 8760 (a year)")
         if self.trusted_proxies < 0:
             raise SettingsError("ARENA_TRUSTED_PROXIES must be 0 or more")
+        if not 1 <= self.max_streams <= 20_000:
+            raise SettingsError("ARENA_MAX_STREAMS must be 1 to 20000")
+        live_redis = self.live_redis_url or (
+            self.broker_url if self.executor_kind == "celery" else ""
+        )
+        if live_redis and not live_redis.startswith(("redis://", "rediss://", "unix://")):
+            raise SettingsError(
+                "the live streams travel through Redis when Celery runs: set"
+                " ARENA_LIVE_REDIS_URL to a redis:// URL (the broker's is not one)"
+            )
         if not (math.isfinite(self.elo_k) and self.elo_k > 0):
             raise SettingsError(f"ARENA_ELO_K must be a number above 0, not {self.elo_k}")
         if self.provisional_matches < 0:

@@ -5,7 +5,8 @@ synthetic rows: 10,000 bots, each with a current version and statistics; 9,000 o
 whole-history fit, 500 rated by live Elo only (a rating-history row, no fit yet) and 500 not
 rated at all (the ``unrated`` list); one in twenty inactive, one in fifty suspended. Then:
 
-* ``query``: :func:`arena.reading.queries.bots.leaderboard` (the first 100), called directly;
+* ``query``: :func:`arena.reading.queries.bots.ratings_board` (the first 100 of the leaderboard
+  and of the unrated list, what the API reads), called directly;
 * ``api``: ``GET /api/v1/ratings`` through the Flask test client (no network, rate limits off):
   the leaderboard, the unrated list and the JSON;
 
@@ -33,6 +34,7 @@ import time
 import uuid
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any, Final
 
@@ -71,6 +73,7 @@ def fill(db: Database, bots: int, seed: int) -> dict[str, int]:
     ratings = rng.normal(1500.0, 250.0, bots)
     stderr = rng.uniform(15.0, 120.0, bots)
     matches = rng.integers(1, 400, bots)
+    rated_at = datetime(2026, 1, 1, tzinfo=UTC)
     with db.session() as session:
         session.execute(
             insert(BotRow),
@@ -86,6 +89,8 @@ def fill(db: Database, bots: int, seed: int) -> dict[str, int]:
                     "status": BotStatus(status[k]),
                     "elo": float(ratings[k] + rng.normal(0.0, 30.0)),
                     "current_version_id": k + 1,
+                    # Rated (fitted, or by Elo alone) once a rated match was recorded.
+                    "rated_at": rated_at + timedelta(seconds=k) if k < fitted + elo_only else None,
                 }
                 for k in range(bots)
             ],
@@ -199,7 +204,7 @@ def measure(url: str, *, bots: int, requests: int, seed: int) -> dict[str, Any]:
             with db.engine.begin() as conn:
                 conn.execute(text("ANALYZE"))
         query = time_calls(
-            lambda: bot_queries.leaderboard(db, limit=100), requests=requests, warmup=50
+            lambda: bot_queries.ratings_board(db, limit=100), requests=requests, warmup=50
         )
         settings = Settings(database_url=url, rate_limit="")
         app = create_app(settings, db=db)
@@ -274,7 +279,7 @@ def readme_table(results: dict[str, Any]) -> str:
         "| database | bots | measured | requests | p50 ms | p99 ms | max ms |",
         "|---|---|---|---|---|---|---|",
     ]
-    names = {"query": "`leaderboard()` query", "api": "`GET /api/v1/ratings`"}
+    names = {"query": "`ratings_board()` query", "api": "`GET /api/v1/ratings`"}
     for row in results["runs"]:
         for what in ("query", "api"):
             t = row[what]

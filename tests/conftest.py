@@ -33,7 +33,18 @@ settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "arena"))
 PG_ADMIN_URL = os.environ.get(
     "ARENA_TEST_PG_URL", "postgresql+psycopg://postgres@127.0.0.1:5432/test"
 )
-REDIS_URL = os.environ.get("ARENA_TEST_REDIS_URL", "redis://127.0.0.1:6379/15")
+
+
+def _worker_redis_db() -> int:
+    """Redis database 15 for a plain run; under pytest-xdist (``make test`` runs two workers)
+    15 for ``gw0``, 14 for ``gw1``, ...: each worker flushes and fills its own database, so
+    the Celery tests of two workers never share a queue."""
+    worker = os.environ.get("PYTEST_XDIST_WORKER", "gw0")
+    index = int(worker[2:]) if worker.startswith("gw") and worker[2:].isdigit() else 0
+    return 15 - index % 15
+
+
+REDIS_URL = os.environ.get("ARENA_TEST_REDIS_URL", f"redis://127.0.0.1:6379/{_worker_redis_db()}")
 IN_CI = os.environ.get("CI", "").lower() == "true"
 
 
@@ -125,7 +136,8 @@ def db(db_url: str) -> Iterator[Database]:
 
 @pytest.fixture
 def redis_url() -> str:
-    """A Redis database for this test, flushed first (db 15, never the default db 0)."""
+    """A Redis database for this test, flushed first (db 15, or this xdist worker's: never the
+    default db 0)."""
     require_service("Redis", "127.0.0.1", 6379)
     client = redis.Redis.from_url(REDIS_URL)
     client.flushdb()

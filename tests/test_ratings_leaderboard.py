@@ -2,10 +2,12 @@
 exactly as the plain definition does: every rated bot (fitted with matches, or with a rating
 history) by fitted rating, else live Elo, then rated matches, then id; on SQLite and PostgreSQL,
 over random arenas with ties, fits without matches, Elo-only bots above and below the page's
-last fitted rating, inactive bots and every page size."""
+last fitted rating, inactive bots and every page size. The unrated list (read from
+``ix_bots_unrated`` by ``rated_at``) is every bot without a rating history, by id."""
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
 from typing import Any
 
 import numpy as np
@@ -17,6 +19,8 @@ from arena.db.session import Database
 from arena.reading.queries import bots as bot_queries
 from arena.states import BotStatus
 
+RATED_AT = datetime(2026, 1, 1, tzinfo=UTC)
+
 
 def fill(db: Database, seed: int, bots: int = 40) -> None:
     rng = np.random.default_rng(seed)
@@ -26,6 +30,14 @@ def fill(db: Database, seed: int, bots: int = 40) -> None:
     status = rng.choice(
         [BotStatus.ACTIVE, BotStatus.SUSPENDED, BotStatus.INACTIVE], bots, p=[0.7, 0.15, 0.15]
     )
+    # A fit with matches rests on rated results, so its bot has a rating history; a fit
+    # without matches may or may not (a bot whose rated matches were all void).
+    with_history = {
+        k
+        for k in range(bots)
+        if kind[k] in ("fitted", "elo_only")
+        or (kind[k] == "fit_without_matches" and rng.random() < 0.5)
+    }
     with db.session() as session:
         session.execute(
             insert(BotRow),
@@ -40,6 +52,8 @@ def fill(db: Database, seed: int, bots: int = 40) -> None:
                     "secret": "whsec_x",
                     "status": status[k],
                     "elo": float(rng.choice(values)),
+                    # What recording sets with the first rating-history row.
+                    "rated_at": RATED_AT if k in with_history else None,
                 }
                 for k in range(bots)
             ],
@@ -64,11 +78,6 @@ def fill(db: Database, seed: int, bots: int = 40) -> None:
                     for k in fits
                 ],
             )
-        with_history = [
-            k
-            for k in range(bots)
-            if kind[k] == "elo_only" or (kind[k] != "unrated" and rng.random() < 0.5)
-        ]
         if with_history:
             session.execute(
                 insert(RatingHistoryRow),
@@ -77,6 +86,17 @@ def fill(db: Database, seed: int, bots: int = 40) -> None:
                     for k in with_history
                 ],
             )
+
+
+def plain_unrated(db: Database, *, include_inactive: bool) -> list[int]:
+    """Every bot without a rating history, by id."""
+    query = select(BotRow.id).where(
+        ~exists().where(RatingHistoryRow.bot_id == BotRow.id).correlate(BotRow)
+    )
+    if not include_inactive:
+        query = query.where(BotRow.status != BotStatus.INACTIVE)
+    with db.session() as session:
+        return list(session.scalars(query.order_by(BotRow.id)))
 
 
 def plain_ranking(db: Database, *, include_inactive: bool) -> list[int]:
@@ -114,3 +134,8 @@ def test_the_leaderboard_ranks_as_the_plain_definition(db: Database, seed: int) 
             page = bot_queries.leaderboard(db, limit=limit, include_inactive=include_inactive)
             assert ids(page) == expected[:limit], (include_inactive, limit)
             assert [row["rank"] for row in page] == list(range(1, len(page) + 1))
+            ranked, unrated = bot_queries.ratings_board(
+                db, limit=limit, include_inactive=include_inactive
+            )
+            assert ids(ranked) == ids(page)
+            assert ids(unrated) == plain_unrated(db, include_inactive=include_inactive)[:limit]

@@ -20,6 +20,7 @@ from celery import Celery, Task
 
 from arena.db.errors import TRANSIENT_ERRORS
 from arena.db.session import Database
+from arena.live.redis_bus import RedisSink, live_redis_url
 from arena.playing.jobs import JobStatus, run_match_job
 from arena.services.matches import Submit
 from arena.services.periodic import PERIODIC_JOBS, PeriodicJob
@@ -45,6 +46,12 @@ def _settings(task: Task) -> Settings:
 @cache
 def _db(url: str) -> Database:
     return Database(url)
+
+
+@cache
+def _live(url: str) -> RedisSink:
+    """The worker process's one live sink (its sending thread starts with the first event)."""
+    return RedisSink(url)
 
 
 def _submitter(app: Celery) -> Submit:
@@ -77,6 +84,7 @@ def run_match(self: Task, match_id: int) -> str:
         after_record=lambda m: advance_for_match(
             db, m, submit, min_matches=settings.provisional_matches
         ),
+        live=_live(live_redis_url(settings)),
     )
     if outcome.status is JobStatus.BUSY:
         raise self.retry(countdown=settings.lease_seconds, max_retries=None)

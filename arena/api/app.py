@@ -33,10 +33,14 @@ from arena.api.views import (
     matches,
     ops,
     ratings,
+    sprt_tests,
+    streams,
     tournaments,
     webhooks,
 )
 from arena.db.session import Database
+from arena.live.outbox import OutboxTail
+from arena.live.setup import make_hub
 from arena.playing.executors import CeleryExecutor, LeftPending, MatchExecutor
 from arena.protocol.urlguard import Resolver
 from arena.settings import Settings, load_settings
@@ -52,10 +56,12 @@ BLUEPRINTS: tuple[Blueprint, ...] = (
     health.bp,
     tournaments.bp,
     challenges.bp,
+    sprt_tests.bp,
     matches.bp,
     ratings.bp,
     ladder.bp,
     webhooks.bp,
+    streams.bp,
     ops.bp,
 )
 
@@ -123,6 +129,11 @@ def create_app(
     )
     if made:
         context.closers.append(executor.close)
+    live = streams.LiveServices(
+        make_hub(settings, context.db, executor), OutboxTail(context.db), settings.max_streams
+    )
+    app.extensions[streams.LIVE] = live
+    context.closers.append(live.close)
     context.metrics = make_registry(context.db)
     app.extensions[EXTENSION] = context
     register_error_handlers(app)

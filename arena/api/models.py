@@ -27,6 +27,7 @@ __all__ = [
     "BotUpdate",
     "ChallengeCreate",
     "RulesSpec",
+    "TestCreate",
     "TournamentCreate",
     "WebhookCreate",
     "decode_body",
@@ -96,6 +97,28 @@ class ChallengeCreate(Struct, forbid_unknown_fields=True):
     opponent_id: BotId
     rated: bool = False
     rules: RulesSpec | None = None
+
+
+class TestCreate(Struct, forbid_unknown_fields=True):
+    """An SPRT test: a candidate and a baseline (one bot twice is the null test), each at its
+    bot's current version (naming another version is a 422), the hypotheses in logistic Elo of
+    the match score, the error rates, the cap on pairs, the pairs in flight, the rules and the
+    seed that decides every pair's deals (default: drawn by the arena)."""
+
+    __test__ = False  # not a pytest class
+
+    candidate_id: BotId
+    baseline_id: BotId
+    elo0: Annotated[float, Meta(ge=-1000, le=1000)]
+    elo1: Annotated[float, Meta(ge=-1000, le=1000)]
+    candidate_version: Annotated[int, Meta(ge=1, le=MAX_ID)] | None = None
+    baseline_version: Annotated[int, Meta(ge=1, le=MAX_ID)] | None = None
+    alpha: Annotated[float, Meta(gt=0, lt=0.5)] = 0.05
+    beta: Annotated[float, Meta(gt=0, lt=0.5)] = 0.05
+    max_pairs: Annotated[int, Meta(ge=1, le=5000)] = 1000
+    concurrency: Annotated[int, Meta(ge=1, le=8)] = 2
+    rules: RulesSpec | None = None
+    seed: Annotated[int, Meta(ge=0, le=2**62 - 1)] | None = None
 
 
 class WebhookCreate(Struct, forbid_unknown_fields=True):

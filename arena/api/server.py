@@ -31,7 +31,8 @@ __all__ = ["ApiServer", "serve"]
 
 log = logging.getLogger(__name__)
 
-#: Waitress worker threads: requests served at once (bot checks block one for seconds).
+#: Waitress worker threads for requests (bot checks block one for seconds); each open live
+#: stream holds one more (``ARENA_MAX_STREAMS`` of them: the server has both).
 THREADS = 8
 
 
@@ -49,13 +50,17 @@ class ApiServer:
     ) -> None:
         self.executor: LocalExecutor | None = None
         if with_executor and settings.executor_kind == "local":
-            self.executor = LocalExecutor(settings)
+            self.executor = LocalExecutor(settings, live_events=True)
         self.app = create_app(settings, executor=self.executor)
         self._server: Any = create_server(
             self.app,
             host=host,
             port=port,
-            threads=threads,
+            threads=threads + settings.max_streams,
+            connection_limit=max(100, threads + settings.max_streams + 100),
+            # poll(), not select(): select() refuses file descriptors above 1024, which a
+            # process holding ARENA_MAX_STREAMS streams reaches.
+            asyncore_use_poll=True,
             ident="gin-arena",
             clear_untrusted_proxy_headers=True,
         )

@@ -9,6 +9,8 @@
   opponent is least likely to use; chases gin while the stock is long; weighs the undercut
   risk (an estimate of the opponent's deadwood) before knocking; and declares, among its least
   deadwood arrangements, the one that offers the fewest lay-off spots for unseen cards.
+* ``expert`` (:mod:`arena.bots.expert`): card tracking and a one-draw lookahead over the
+  unseen cards; the strongest.
 
 Variants of ``strong`` differ only in when they knock (:class:`KnockPolicy`): ``cautious``,
 ``aggressive``, ``gin-hunter`` and ``balanced``. They read only the observation, as any bot
@@ -21,11 +23,12 @@ import random
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from arena.cards import CARD_VALUES, mask_to_cards, parse_card
+from arena.bots.expert import make_expert
+from arena.bots.layoffs import fewest_layoff_spots
+from arena.cards import CARD_VALUES, parse_card
 from arena.protocol.wire import ActRequest, WireAction
 from arena.rules.melds import (
     RANK_MASKS,
-    best_arrangements,
     deadwood_mask,
     min_discard_deadwood_mask,
 )
@@ -206,28 +209,7 @@ class _View:
 
 def _declare(view: _View, hand10: int) -> list[list[str]] | None:
     """Among least-deadwood arrangements, the one with the fewest live lay-off spots."""
-    options = best_arrangements(hand10)
-    if len(options) < 2:
-        return None
-    live = view.unseen | view.opp_known | view.opp_exposed
-
-    def spots(melds: tuple[int, ...]) -> int:
-        total = 0
-        for meld in melds:
-            low = meld & -meld
-            first = low.bit_length() - 1
-            if meld & ~RANK_MASKS[first % 13] == 0:
-                total += (RANK_MASKS[first % 13] & ~meld & live).bit_count()
-            else:
-                top = meld.bit_length() - 1
-                if first % 13 > 0:
-                    total += (live >> (first - 1)) & 1
-                if top % 13 < 12:
-                    total += (live >> (top + 1)) & 1
-        return total
-
-    best = min(options, key=lambda arr: spots(arr.melds))
-    return [[str(c) for c in mask_to_cards(m)] for m in best.melds]
+    return fewest_layoff_spots(hand10, view.unseen | view.opp_known | view.opp_exposed)
 
 
 @dataclass(frozen=True, slots=True)
@@ -317,6 +299,7 @@ STRATEGIES: dict[str, Callable[[int | str], Strategy]] = {
     "greedy": lambda seed: greedy,
     "lazy": lambda seed: lazy,
     "strong": lambda seed: make_strong(),
+    "expert": lambda seed: make_expert(),
     "cautious": lambda seed: make_strong(KnockPolicy(sure=1, margin=10.0, late=4, chase=5)),
     "aggressive": lambda seed: make_strong(KnockPolicy(sure=10, chase=0)),
     "gin-hunter": lambda seed: make_strong(KnockPolicy(sure=0, margin=30.0, late=6, chase=8)),

@@ -24,8 +24,10 @@ from arena.cli import (
     ladder,
     match,
     replay,
+    rerun,
     selfplay,
     serve,
+    sprt,
     tournaments,
     worker,
 )
@@ -35,7 +37,20 @@ from arena.errors import NotFoundError
 __all__ = ["build_parser", "main"]
 
 #: The command groups, in the order ``gin-arena --help`` lists their commands.
-GROUPS = (selfplay, demo, serve, tournaments, ladder, match, bots, database, worker, replay)
+GROUPS = (
+    selfplay,
+    demo,
+    serve,
+    tournaments,
+    sprt,
+    ladder,
+    match,
+    bots,
+    database,
+    worker,
+    replay,
+    rerun,
+)
 
 
 class _Parser(argparse.ArgumentParser):

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import time
 from typing import TYPE_CHECKING
 
 from arena.cli.console import progress_console
@@ -12,6 +13,7 @@ from arena.cli.options import (
     UsageError,
     add_rules_options,
     add_wait_option,
+    port_option,
     rule_set,
     secret_option,
     wait_option,
@@ -33,6 +35,8 @@ def cmd_match(args: argparse.Namespace) -> int:
     from arena.reading.transcript import transcript
 
     rules = rule_set(args)
+    if args.view:
+        port_option(args.view_port, "--view-port")  # a bad port is said before the match
     console = progress_console()
     secrets = [
         secret_option(args.secret_a, "--secret-a") or secret_option(args.secret),
@@ -61,6 +65,7 @@ def cmd_match(args: argparse.Namespace) -> int:
             highlight=False,
         )
 
+    started = time.monotonic()
     try:
         record = play_match(
             players,
@@ -73,7 +78,12 @@ def cmd_match(args: argparse.Namespace) -> int:
         raise UsageError(f"{urls[0]} and {urls[1]}: {exc}") from None
     stored = record.to_stored()
     console.print(transcript(stored, deals=False), highlight=False)
-    print(json.dumps(stored.to_dict(), indent=None if args.compact else 2))
+    print(json.dumps(stored.to_dict(), indent=None if args.compact else 2), flush=args.view)
+    if args.view:
+        from arena.cli.match_view import serve_view
+
+        duration_ms = round((time.monotonic() - started) * 1000)
+        serve_view(record, urls, port=args.view_port, duration_ms=duration_ms)
     return 0
 
 
@@ -95,5 +105,17 @@ def register(sub: Subcommands) -> None:
     add_wait_option(p)
     p.add_argument("--quiet", action="store_true", help="no per-deal progress on stderr")
     p.add_argument("--compact", action="store_true", help="print the JSON on one line")
+    p.add_argument(
+        "--view",
+        action="store_true",
+        help="then serve the replay viewer for this match on 127.0.0.1 until Ctrl-C",
+    )
+    p.add_argument(
+        "--view-port",
+        type=int,
+        default=0,
+        metavar="N",
+        help="the viewer's port (default 0: any free port; the URL is printed)",
+    )
     add_rules_options(p)
     p.set_defaults(func=cmd_match)

@@ -10,6 +10,7 @@ Invariants the schema itself enforces (so no code path can break them):
 * a ladder round is scheduled once per preset and time slot (unique on preset and slot), and
   issues each of its matches once (unique on round and match key);
 * a bot's versions are numbered 1, 2, ... (unique on bot and number);
+* an SPRT test issues each of its matches once (unique on test and match key ``pair:leg``);
 * an event is delivered to an endpoint through one delivery (unique on endpoint and event).
 """
 
@@ -55,6 +56,7 @@ __all__ = [
     "RatingFitRow",
     "RatingFitStateRow",
     "RatingHistoryRow",
+    "SprtTestRow",
     "TournamentEntryRow",
     "TournamentRow",
     "VersionRatingFitRow",
@@ -110,6 +112,7 @@ class BotRow(Base):
     """A registered bot: where it lives, who owns it, how it is authenticated, its live Elo."""
 
     __tablename__ = "bots"
+    __table_args__ = (Index("ix_bots_unrated", "rated_at", "id"),)
 
     id: Mapped[int] = mapped_column(Integer, primary_key=True)
     name: Mapped[str] = mapped_column(String(64), unique=True)
@@ -136,6 +139,10 @@ class BotRow(Base):
     #: foreign key: ``bot_versions`` refers to ``bots``, and a cycle of keys would make every
     #: insert and drop a two-step.
     current_version_id: Mapped[int | None] = mapped_column(Integer)
+    #: When the bot's first rated, decided match was recorded (None: not rated yet, listed
+    #: apart from the leaderboard as unrated). Indexed with ``id`` (``ix_bots_unrated``): the
+    #: unrated list reads its first page from the index.
+    rated_at: Mapped[datetime | None] = mapped_column(UTCDateTime())
     #: The health state machine (:mod:`arena.measures.health`): probes failed and passed in a
     #: row, and when the bot was last probed (None: never).
     failed_probes: Mapped[int] = mapped_column(Integer, default=0, server_default="0")
@@ -272,6 +279,7 @@ class MatchRow(Base):
     __table_args__ = (
         UniqueConstraint("tournament_id", "match_key", name="uq_match_tournament_key"),
         UniqueConstraint("ladder_round_id", "match_key", name="uq_match_ladder_key"),
+        UniqueConstraint("test_id", "match_key", name="uq_match_test_key"),
         Index("ix_matches_status_lease", "status", "lease_expires_at"),
         Index("ix_matches_created", "created_at", "id"),
     )
@@ -318,6 +326,10 @@ class MatchRow(Base):
     #: Time spent playing (the last attempt), and the bots' share of it, milliseconds.
     duration_ms: Mapped[int | None] = mapped_column(Integer)
     bot_time_ms: Mapped[int | None] = mapped_column(Integer)
+    #: The SPRT test that scheduled the match (None otherwise); its key is ``pair:leg``.
+    test_id: Mapped[int | None] = mapped_column(
+        ForeignKey("sprt_tests.id", ondelete="CASCADE"), index=True
+    )
 
     bot_a: Mapped[BotRow] = relationship(foreign_keys=[bot_a_id])
     bot_b: Mapped[BotRow] = relationship(foreign_keys=[bot_b_id])
@@ -580,3 +592,54 @@ class WebhookAttemptRow(Base):
     status_code: Mapped[int | None] = mapped_column(Integer)
     latency_ms: Mapped[float | None] = mapped_column(Float)
     error: Mapped[str | None] = mapped_column(Text)
+
+
+class SprtTestRow(Base):
+    """An SPRT test of a candidate (seat ``a`` of each pair's first leg) against a baseline:
+    unrated duplicate pairs until the log-likelihood ratio crosses a bound or the cap is
+    reached (:mod:`arena.services.sprt_tests`). The numbers after ``pairs`` are a cache,
+    rewritten whole from the test's stored matches after each pair, never incremented."""
+
+    __tablename__ = "sprt_tests"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    candidate_id: Mapped[int] = mapped_column(ForeignKey("bots.id", ondelete="CASCADE"), index=True)
+    baseline_id: Mapped[int] = mapped_column(ForeignKey("bots.id", ondelete="CASCADE"), index=True)
+    #: The version of each side when the test was created (the only one it plays).
+    candidate_version_id: Mapped[int | None] = mapped_column(
+        ForeignKey("bot_versions.id", ondelete="SET NULL")
+    )
+    baseline_version_id: Mapped[int | None] = mapped_column(
+        ForeignKey("bot_versions.id", ondelete="SET NULL")
+    )
+    #: The hypotheses, logistic Elo of the match score, and the error rates.
+    elo0: Mapped[float] = mapped_column(Float)
+    elo1: Mapped[float] = mapped_column(Float)
+    alpha: Mapped[float] = mapped_column(Float)
+    beta: Mapped[float] = mapped_column(Float)
+    max_pairs: Mapped[int] = mapped_column(Integer)
+    #: Pairs scheduled but not yet finished, at most.
+    concurrency: Mapped[int] = mapped_column(Integer)
+    rules: Mapped[dict[str, Any]] = mapped_column(JSON)
+    #: Decides every pair's seed (:func:`arena.services.sprt_tests.pair_seed`); secret until
+    #: the test is over and none of its matches is pending or running.
+    seed: Mapped[int] = mapped_column(BigInteger)
+    #: ``running`` or ``finished``; ``verdict`` (``h0``, ``h1``, ``capped``, ``cancelled``)
+    #: once finished, and why in words.
+    status: Mapped[str] = mapped_column(String(16), default="running", index=True)
+    verdict: Mapped[str | None] = mapped_column(String(16))
+    reason: Mapped[str | None] = mapped_column(Text)
+    #: Who created it: ``organiser`` or ``owner:<bot id>``.
+    created_by: Mapped[str] = mapped_column(String(32))
+    #: Pairs scheduled so far (the next pair's number is this plus one).
+    scheduled_pairs: Mapped[int] = mapped_column(Integer, default=0)
+    pairs: Mapped[int] = mapped_column(Integer, default=0)
+    pentanomial: Mapped[list[Any]] = mapped_column(JSON, default=list)
+    llr: Mapped[float] = mapped_column(Float, default=0.0)
+    #: The LLR after each counted pair, in pair number order.
+    llr_history: Mapped[list[Any]] = mapped_column(JSON, default=list)
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow)
+    finished_at: Mapped[datetime | None] = mapped_column(UTCDateTime())
+
+    candidate: Mapped[BotRow] = relationship(foreign_keys=[candidate_id])
+    baseline: Mapped[BotRow] = relationship(foreign_keys=[baseline_id])

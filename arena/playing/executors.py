@@ -39,6 +39,7 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Protocol
 
 from arena.db.session import Database
+from arena.live.publish import QueueSink
 from arena.playing.jobs import run_match_job
 from arena.services.matches import pending_match_ids
 from arena.services.periodic import PERIODIC_JOBS, PeriodicJob
@@ -48,6 +49,9 @@ from arena.settings import Settings
 __all__ = ["CeleryExecutor", "LeftPending", "LocalExecutor", "MatchExecutor", "make_executor"]
 
 log = logging.getLogger(__name__)
+
+#: Live events waiting for the serving process, at most (beyond: dropped).
+LIVE_QUEUE_SIZE = 100_000
 
 
 class MatchExecutor(Protocol):
@@ -60,14 +64,18 @@ class MatchExecutor(Protocol):
         """Release what the executor holds (local: after the matches already handed over)."""
 
 
-def _local_worker(settings: Settings, work: Any, index: int, threads: int) -> None:
-    """A worker process: pulls match ids and plays up to ``threads`` of them at once."""
+def _local_worker(
+    settings: Settings, work: Any, index: int, threads: int, live_events: Any = None
+) -> None:
+    """A worker process: pulls match ids and plays up to ``threads`` of them at once
+    (publishing their steps to ``live_events``, a queue, if given)."""
     # Ctrl-C reaches every process of the terminal's group: the parent stops us (close()).
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     logging.basicConfig(level=logging.WARNING)
     db = Database(settings.database_url)
     slots = threading.BoundedSemaphore(threads)
     name = f"local-{os.getpid()}-{index}"
+    live = None if live_events is None else QueueSink(live_events)
 
     def submit(ids: Iterable[int]) -> None:
         for match_id in ids:
@@ -83,6 +91,7 @@ def _local_worker(settings: Settings, work: Any, index: int, threads: int) -> No
                 after_record=lambda m: advance_for_match(
                     db, m, submit, min_matches=settings.provisional_matches
                 ),
+                live=live,
             )
         except Exception:  # infrastructure: the sweeper puts the match back later
             log.exception("match %s: job failed", match_id)
@@ -107,8 +116,14 @@ class LocalExecutor:
     ``ARENA_SWEEP_INTERVAL_SECONDS``, the ladder, health sweeps, webhook deliveries; each first
     at its first tick) and, every ``ARENA_PICKUP_INTERVAL_SECONDS``, submit the pending matches
     nobody handed to this executor (see the module docstring). ``periodic=False`` runs none of
-    the jobs (the pickup still runs); a collection of job names runs only those.
+    the jobs (the pickup still runs); a collection of job names runs only those. With
+    ``live_events`` the workers publish every step of their matches to :attr:`live_events`, a
+    queue the serving process drains (:mod:`arena.live`); without, nothing is published.
     """
+
+    #: Live events of the workers' matches (``live_events=True`` only), bounded: when nobody
+    #: drains it, events are dropped, never the match slowed.
+    live_events: Any = None
 
     def __init__(
         self,
@@ -117,16 +132,19 @@ class LocalExecutor:
         processes: int | None = None,
         threads: int | None = None,
         periodic: bool | Collection[str] = True,
+        live_events: bool = False,
     ) -> None:
         self.settings = settings
         self.processes = processes or settings.worker_processes
         self.threads = threads or settings.worker_threads
         context = multiprocessing.get_context("spawn")
         self._work: Any = context.Queue()
+        if live_events:
+            self.live_events = context.Queue(maxsize=LIVE_QUEUE_SIZE)
         self._procs = [
             context.Process(
                 target=_local_worker,
-                args=(settings, self._work, i, self.threads),
+                args=(settings, self._work, i, self.threads, self.live_events),
                 name=f"gin-arena-worker-{i}",
                 daemon=True,
             )
@@ -204,7 +222,13 @@ class LocalExecutor:
                 proc.terminate()
         self._work.close()
         self._work.join_thread()
+        self._close_live()
         self._db.dispose()
+
+    def _close_live(self) -> None:
+        if self.live_events is not None:
+            self.live_events.cancel_join_thread()
+            self.live_events.close()
 
     def terminate(self) -> None:
         """Stop now (Ctrl-C): the worker processes are killed. A match one was playing keeps
@@ -219,6 +243,7 @@ class LocalExecutor:
             proc.join(timeout=10)
         self._work.cancel_join_thread()
         self._work.close()
+        self._close_live()
         self._db.dispose()
 
     def __enter__(self) -> LocalExecutor:

@@ -34,6 +34,7 @@ from arena.bots.health import SuspendedPlayer
 from arena.db.errors import DatabaseUnavailableError
 from arena.db.session import Database
 from arena.errors import NotFoundError
+from arena.live.publish import LiveSink, MatchLive
 from arena.playing.match import MatchProgress, MatchRunner, NeitherStartedError
 from arena.playing.players import Player
 from arena.playing.records import MatchRecord
@@ -141,6 +142,18 @@ class _Heartbeat:
             )
 
 
+def _both(
+    first: Callable[[MatchProgress], None], second: Callable[[MatchProgress], None]
+) -> Callable[[MatchProgress], None]:
+    """One ``on_progress`` calling two."""
+
+    def call(progress: MatchProgress) -> None:
+        first(progress)
+        second(progress)
+
+    return call
+
+
 def players_for(claim: Claim, settings: Settings, *, now: datetime | None = None) -> list[Player]:
     """HTTP players for both seats of a claimed match, signing with each bot's secret (and
     its previous one while a rotation window is open at ``now``, default the clock); a
@@ -197,12 +210,14 @@ def run_match_job(
     *,
     make_players: Callable[[Claim, Settings], list[Player]] = players_for,
     after_record: Callable[[int], None] | None = None,
+    live: LiveSink | None = None,
 ) -> JobOutcome:
     """Claim, play and record one match (see the module docstring).
 
     An arena failure releases the attempt and plays the match again here, until it is
     recorded or ``settings.max_attempts`` claims are used up (then it is void).
-    ``after_record(match_id)`` runs once the match is recorded or void.
+    ``after_record(match_id)`` runs once the match is recorded or void. With ``live``, every
+    step of each attempt is published there (:mod:`arena.live.publish`).
     """
     last_error = ""
     while True:
@@ -224,7 +239,7 @@ def run_match_job(
                 outcome = JobOutcome(match_id, JobStatus.FAILED, last_error)
                 break
             return JobOutcome(match_id, JobStatus.SKIPPED, f"status {status}")
-        played = _play(db, settings, claim, make_players, after_record)
+        played = _play(db, settings, claim, make_players, after_record, live)
         if isinstance(played, JobOutcome):
             outcome = played
             break
@@ -234,20 +249,38 @@ def run_match_job(
     return outcome
 
 
+def _winner_and_score(record: MatchRecord) -> tuple[str | None, tuple[int, int]]:
+    """The winning seat's letter and the games won, as ``end`` reports them."""
+    won = [sum(1 for g in record.games if g.result.winner == s) for s in (0, 1)]
+    winner = None if record.winner is None else "ab"[record.winner]
+    return winner, (won[0], won[1])
+
+
 def _play(
     db: Database,
     settings: Settings,
     claim: Claim,
     make_players: Callable[[Claim, Settings], list[Player]],
     after_record: Callable[[int], None] | None,
+    live_sink: LiveSink | None = None,
 ) -> JobOutcome | str:
     """Play and record one claimed attempt; a str is an arena failure (the match released)."""
     match_id, spec = claim.match_id, claim.spec
+    live = None if live_sink is None else MatchLive(live_sink, match_id, claim.attempt, spec.rules)
     try:
         players = make_players(claim, settings)
         with _Heartbeat(db, claim, settings.lease_seconds, settings.task_soft_time_limit) as beat:
+            on_progress: Callable[[MatchProgress], None] = beat.check
+            if live is not None:
+                live.started()
+                on_progress = _both(live.dealt, beat.check)
             runner = MatchRunner(
-                players, spec.rules, spec.seed, match_id=f"m{match_id}", on_progress=beat.check
+                players,
+                spec.rules,
+                spec.seed,
+                match_id=f"m{match_id}",
+                on_progress=on_progress,
+                on_step=None if live is None else live.step,
             )
             started = time.perf_counter()
             record = runner.run()
@@ -259,6 +292,8 @@ def _play(
     except MatchTimeLimitError as exc:  # retrying would only run out of time again: void
         log.warning("%s", exc)
         fail_match(db, claim, str(exc))
+        if live is not None:
+            live.ended(MatchStatus.FAILED.value, None, (0, 0), None)
         return JobOutcome(match_id, JobStatus.FAILED, str(exc))
     except DatabaseUnavailableError:
         raise  # infrastructure: let the executor retry; the lease will expire if it cannot
@@ -287,6 +322,20 @@ def _play(
     )
     if not recorded:
         return JobOutcome(match_id, JobStatus.FENCED, f"attempt {claim.attempt} was fenced out")
+    if live is not None:
+        winner, score = _winner_and_score(record)
+        forfeit = record.forfeit
+        live.ended(
+            MatchStatus.FINISHED.value,
+            winner,
+            score,
+            None
+            if forfeit is None
+            else {
+                "seat": None if forfeit.seat is None else "ab"[forfeit.seat],
+                "reason": forfeit.reason,
+            },
+        )
     if after_record is not None:
         after_record(match_id)
     _probe_after_ladder_forfeit(db, settings, claim, record)

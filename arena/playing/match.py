@@ -23,6 +23,7 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
+from arena.cards import Card
 from arena.playing.players import Fault, FaultKind, MatchContext, Player, Turn, take_exchange
 from arena.playing.records import (
     FaultEntry,
@@ -41,7 +42,7 @@ from arena.rules.ruleset import MatchScoring, RuleSet
 from arena.rules.scoring import GameScore, final_totals, next_dealer
 from arena.states import ForfeitKind
 
-__all__ = ["MatchProgress", "MatchRunner", "NeitherStartedError", "play_match"]
+__all__ = ["LiveStep", "MatchProgress", "MatchRunner", "NeitherStartedError", "play_match"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -53,6 +54,22 @@ class MatchProgress:
     games_won: tuple[int, int]
     game_points: tuple[int, int]
     last: DealResult
+
+
+@dataclass(frozen=True, slots=True)
+class LiveStep:
+    """A report at each step (the live streams, :mod:`arena.live`): a deal starts
+    (``entry`` None: its dealer and deck, the game's points and games won before it), or an
+    action was applied (``entry``, and ``fault``, the fault entry it answered, if any)."""
+
+    game: int
+    deal: int
+    dealer: int
+    deck: tuple[Card, ...]
+    game_points: tuple[int, int]
+    games_won: tuple[int, int]
+    entry: ActionEntry | None = None
+    fault: FaultEntry | None = None
 
 
 class NeitherStartedError(Exception):
@@ -84,6 +101,8 @@ class MatchRunner:
     match_id: str = "local"
     on_progress: Callable[[MatchProgress], None] | None = None
     clock: Callable[[], float] = time.perf_counter
+    #: Called at every step (:class:`LiveStep`); it must be quick and must not raise.
+    on_step: Callable[[LiveStep], None] | None = None
 
     _strikes: list[int] = field(init=False, default_factory=lambda: [0, 0])
     _faults: list[FaultEntry] = field(init=False, default_factory=list)
@@ -241,6 +260,9 @@ class MatchRunner:
     ) -> tuple[HandState, list[ActionEntry]]:
         entries: list[ActionEntry] = []
         told = [False, False]
+        if self.on_step is not None:
+            wins = (self._wins[0], self._wins[1])
+            self.on_step(LiveStep(game, deal, state.dealer, state.deck, self._score.points, wins))
         try:
             return self._play_turns(state, game, deal, previous, entries, told)
         except ForfeitError as forfeit:
@@ -275,6 +297,8 @@ class MatchRunner:
                 games_won=(self._wins[0], self._wins[1]),
                 deadline_ms=self.rules.deadline_ms,
                 previous_deal=None if told[seat] else previous,
+                previous_rtt_ms=self._latencies[seat][-1] if self._latencies[seat] else None,
+                strikes=self._strikes[seat],
             )
             told[seat] = True
             start = self.clock()
@@ -287,11 +311,30 @@ class MatchRunner:
             else:
                 latency, raw = exchange.latency_ms, exchange.raw
             self._latencies[seat].append(latency)
-            state, entry = self._apply_reply(
-                state, seat, reply, latency, game, deal, observation.legal_actions, raw
-            )
+            faults = len(self._faults)
+            try:
+                state, entry = self._apply_reply(
+                    state, seat, reply, latency, game, deal, observation.legal_actions, raw
+                )
+            except ForfeitError as forfeit:
+                if forfeit.entry is not None:
+                    self._tell(game, deal, state, forfeit.entry, faults)
+                raise
             entries.append(entry)
+            self._tell(game, deal, state, entry, faults)
         return state, entries
+
+    def _tell(
+        self, game: int, deal: int, state: HandState, entry: ActionEntry, faults: int
+    ) -> None:
+        """Report an applied entry to ``on_step`` (with the fault it answered, if any)."""
+        if self.on_step is None:
+            return
+        fault = self._faults[-1] if len(self._faults) > faults else None
+        wins = (self._wins[0], self._wins[1])
+        self.on_step(
+            LiveStep(game, deal, state.dealer, state.deck, self._score.points, wins, entry, fault)
+        )
 
     def _apply_reply(
         self,

@@ -124,6 +124,11 @@ class Turn:
     deadline_ms: int
     #: The previous deal's result with both hands revealed, at a player's first request of a deal.
     previous_deal: DealResult | None = None
+    #: The latency the arena measured for this player's previous request of the match (ms;
+    #: None at its first request): a remote bot's round trip as the transport timed it.
+    previous_rtt_ms: float | None = None
+    #: This player's strikes (faults) so far in the match; ``rules.max_strikes`` forfeits.
+    strikes: int = 0
 
 
 @runtime_checkable

@@ -184,10 +184,17 @@ class HttpPlayer:
 
         :meth:`take_exchange` then gives the answer's raw bytes and the latency.
         """
+        if self._transport is None:
+            self._exchange = None
+            return Fault(FaultKind.UNREACHABLE, "the match was not started")
+        return self.send_act(_encoder.encode(act_request(turn, self._rules, self._history)))
+
+    def send_act(self, body: bytes) -> Action | Fault:
+        """:meth:`act` for a request body made elsewhere, sent as it is (``gin-arena rerun
+        --step`` sends a stored request this way): signed, within the deadline, never raising."""
         self._exchange = None
         if self._transport is None:
             return Fault(FaultKind.UNREACHABLE, "the match was not started")
-        body = _encoder.encode(act_request(turn, self._rules, self._history))
         try:
             result = self._post("/act", body)
         except TransportError as exc:
@@ -220,6 +227,12 @@ class HttpPlayer:
         except TransportError:
             pass
         finally:
+            self._transport.close()
+            self._transport = None
+
+    def close(self) -> None:
+        """Close the connection without ``/end`` (a caller that stops before the match ends)."""
+        if self._transport is not None:
             self._transport.close()
             self._transport = None
 

@@ -33,6 +33,7 @@ __all__ = [
     "BotInfo",
     "EndRequest",
     "StartRequest",
+    "Strikes",
     "WireAction",
     "act_request",
     "action_from_wire",
@@ -124,6 +125,13 @@ class PreviousDeal(msgspec.Struct):
     misknocks: list[MisknockInfo]
 
 
+class Strikes(msgspec.Struct):
+    """Your strikes (faults) so far in the match, and how many forfeit it."""
+
+    count: int
+    limit: int
+
+
 class ActRequest(msgspec.Struct):
     """Body of ``POST /act``: everything the bot may know, and what it may do."""
 
@@ -153,6 +161,9 @@ class ActRequest(msgspec.Struct):
     games_won: Pair
     rules: dict[str, Any]
     previous_deal: PreviousDeal | None = None
+    #: Added within gin-arena/1 (optional: absent from older arenas' requests).
+    previous_rtt_ms: float | None = None
+    strikes: Strikes | None = None
 
 
 class StartRequest(msgspec.Struct):
@@ -315,6 +326,9 @@ def act_request(
         games_won=Pair(turn.games_won[me], turn.games_won[1 - me]),
         rules=rules_dict,
         previous_deal=None if turn.previous_deal is None else previous_deal(turn.previous_deal, me),
+        # Rounded as the record keeps latencies, so a seat replay rebuilds the request exactly.
+        previous_rtt_ms=None if turn.previous_rtt_ms is None else round(turn.previous_rtt_ms, 3),
+        strikes=Strikes(turn.strikes, turn.rules.max_strikes),
     )
 
 

@@ -8,6 +8,9 @@ duplicate pairing plays two matches on the same seed. So:
   other leg) is still pending or running;
 * a tournament's seed (and the match seeds in its bracket) once it is finished or cancelled
   and none of its matches is pending or running.
+* an SPRT test's seed (which decides every pair's seed) once it is finished and none of its
+  matches is pending or running; its matches' seeds follow the first rule (a pair's two legs
+  share one seed).
 
 Until then the seeds read as ``null`` and the replay is a 409 problem. This module decides;
 what it needs to know is read by :mod:`arena.reading.queries`.
@@ -26,6 +29,7 @@ __all__ = [
     "OPEN",
     "match_deals_public",
     "redact_bracket",
+    "redact_sprt_test",
     "tournament_seed_public",
     "tournament_seed_public_by_id",
 ]
@@ -57,6 +61,17 @@ def tournament_seed_public_by_id(db: Database, tournament_id: int) -> bool:
     (:class:`~arena.errors.NotFoundError` if there is no such tournament)."""
     status, any_open = tournament_queries.tournament_state(db, tournament_id, OPEN)
     return status in DONE and not any_open
+
+
+def redact_sprt_test(detail: dict[str, Any]) -> dict[str, Any]:
+    """An SPRT test's report (a :func:`~arena.reading.queries.sprt_tests.sprt_test_detail`
+    dict) with its seed replaced by null unless the test is over and none of its matches is
+    pending or running (in place, and returned)."""
+    open_ = {s.value for s in OPEN}
+    over = detail["status"] == "finished"
+    if not over or any(m["status"] in open_ for m in detail["matches"]):
+        detail["seed"] = None
+    return detail
 
 
 def redact_bracket(bracket: dict[str, Any]) -> dict[str, Any]:

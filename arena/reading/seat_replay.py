@@ -4,7 +4,8 @@ The stored record keeps each deal's deck and actions, not the requests. This mod
 every deal through the rules engine (``new_deal``, ``observe``, ``apply``) and rebuilds each
 request with :func:`arena.protocol.wire.act_request`, exactly as the match runner and the HTTP
 player made it: the same request ids, scores, games won, and ``previous_deal`` at the bot's
-first request of each deal, and the deal a forfeit cut short up to the forfeit. Each step
+first request of each deal, the seat's previous latency (``previous_rtt_ms``) and strikes so
+far, and the deal a forfeit cut short up to the forfeit. Each step
 pairs the request with what the bot answered: the parsed action (or the fault and the
 fallback played for it), the answer's body exactly as received (``answer_raw``: the text when
 it is UTF-8 without NUL, else base64, as ``answer_raw_encoding`` says; null when there was no
@@ -75,6 +76,9 @@ def seat_replay(record: StoredMatch, seat: str, *, game: int | None = None) -> d
     steps: list[dict[str, Any]] = []
     requests = 0
     games_won = [0, 0]
+    # The seat's previous latency and its strikes so far, as the runner put them in each request.
+    rtt: float | None = None
+    strikes = 0
     # Hollywood: the games are scored at once and the deals run on from game to game.
     hollywood = rules.match_scoring is MatchScoring.HOLLYWOOD
     sheet = HollywoodScore.new(rules)
@@ -97,9 +101,12 @@ def seat_replay(record: StoredMatch, seat: str, *, game: int | None = None) -> d
                             observe(state, me), match_id, index, deal,
                             f"{match_id}-r{requests}", rules, points,
                             (games_won[0], games_won[1]), rules.deadline_ms,
-                            None if told[me] else previous,
+                            None if told[me] else previous, rtt, strikes,
                         )  # fmt: skip
                         steps.append(_step(turn, rules_dict, entry, faults))
+                    if actor == me:
+                        rtt = entry.latency_ms
+                        strikes += entry.fault is not None
                     told[actor] = True
                     state = apply(state, entry.action)
                 if state.result is None:

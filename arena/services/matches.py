@@ -26,10 +26,12 @@ from typing import Any
 from sqlalchemy import ColumnElement, and_, case, insert, literal, or_, select, update
 from sqlalchemy.orm import Session
 
-from arena.db.models import MatchRow, utcnow
+from arena.db.models import LadderRoundRow, MatchRow, utcnow
 from arena.db.session import Database
 from arena.errors import NotFoundError
+from arena.events import EventType
 from arena.rules.ruleset import RuleSet
+from arena.services.events import emit
 from arena.states import BotStatus, MatchStatus
 
 __all__ = [
@@ -227,7 +229,38 @@ def claim_match(
             match.rated,
             match.ladder_round_id,
         )
+        _emit_started(session, match, bots, attempt)
     return Claim(match_id, attempt, worker, spec)
+
+
+def _emit_started(
+    session: Session, match: MatchRow, bots: tuple[BotSpec, ...], attempt: int
+) -> None:
+    """``match.started`` (every attempt: a restart starts the match again) in the claim's
+    transaction."""
+    ladder = None
+    if match.ladder_round_id is not None:
+        ladder = session.scalar(
+            select(LadderRoundRow.preset).where(LadderRoundRow.id == match.ladder_round_id)
+        )
+    emit(
+        session,
+        EventType.MATCH_STARTED,
+        {
+            "match": match.id,
+            "attempt": attempt,
+            "bots": {
+                seat: {"id": bot.id, "name": bot.name, "version": bot.version_id}
+                for seat, bot in zip(("a", "b"), bots, strict=True)
+            },
+            "tournament": match.tournament_id,
+            "ladder": ladder,
+            "links": {"api": f"/api/v1/matches/{match.id}", "page": f"/matches/{match.id}"},
+        },
+        audience=[bot.id for bot in bots],
+        match_id=match.id,
+        tournament_id=match.tournament_id,
+    )
 
 
 def match_status(db: Database, match_id: int) -> MatchStatus:

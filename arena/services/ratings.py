@@ -102,6 +102,16 @@ def refit_ratings(db: Database, *, min_matches: int) -> int:
                 insert(RatingFitRow),
                 [{"bot_id": int(bot_id), **_columns(fit, now)} for bot_id, fit in fitted.items()],
             )
+        # A bot fitted on rated matches is rated (recording sets ``rated_at`` with its first
+        # rating-history row; this covers results that have none, e.g. loaded directly).
+        session.execute(
+            update(BotRow)
+            .where(
+                BotRow.rated_at.is_(None),
+                BotRow.id.in_(select(RatingFitRow.bot_id).where(RatingFitRow.matches > 0)),
+            )
+            .values(rated_at=now)
+        )
         session.execute(delete(VersionRatingFitRow))
         if fitted_versions:
             session.execute(

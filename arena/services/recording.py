@@ -273,5 +273,7 @@ def _rate(
             )
         )
         bot.elo = bot.elo + change
+        if bot.rated_at is None:
+            bot.rated_at = utcnow()
         if version is not None:
             version.elo = version.elo + change

@@ -5,11 +5,11 @@ A match reaches a worker because the service that scheduled it submitted it afte
 ``workers.tasks.sweep``, the local executor's timer) makes up: a match whose worker
 died (its lease expired) goes back to pending and is resubmitted; a pending match older than
 ``ARENA_PENDING_GRACE_SECONDS`` (its submission was lost) is resubmitted; every running
-tournament is advanced (a worker may have died between recording a match and advancing its
-event); and the whole-history fit is redone if rated results were recorded since it was made
-(ladder matches and challenges close no tournament round, so this is when they reach it).
-Resubmitting is always safe: the claim decides who plays (a match already played or held by a
-live lease is skipped).
+tournament and SPRT test is advanced (a worker may have died between recording a match and
+advancing its event); and the whole-history fit is redone if rated results were recorded since
+it was made (ladder matches and challenges close no tournament round, so this is when they
+reach it). Resubmitting is always safe: the claim decides who plays (a match already played or
+held by a live lease is skipped).
 """
 
 from __future__ import annotations
@@ -20,6 +20,7 @@ from arena.db.models import MatchRow, RatingFitStateRow
 from arena.db.session import Database
 from arena.services.matches import Submit, sweep_stuck
 from arena.services.ratings import refit_ratings
+from arena.services.sprt_tests import advance_running_tests
 from arena.services.tournaments import advance_running_tournaments
 from arena.settings import Settings
 from arena.states import MatchStatus
@@ -33,6 +34,7 @@ def sweep(db: Database, settings: Settings, submit: Submit) -> list[int]:
     if ids:
         submit(ids)
     advance_running_tournaments(db, submit, min_matches=settings.provisional_matches)
+    advance_running_tests(db, submit)
     if fit_is_behind(db):
         refit_ratings(db, min_matches=settings.provisional_matches)
     return ids

@@ -42,6 +42,7 @@ from arena.rules.ruleset import RuleSet
 from arena.services.events import emit
 from arena.services.matches import Submit, schedule_match
 from arena.services.ratings import refit_ratings
+from arena.services.sprt_tests import advance_for_test_match
 from arena.states import BotStatus, MatchStatus, TournamentStatus
 from arena.tournaments import Format, MatchResult, Plan, make_format
 from arena.tournaments.model import SETTLED
@@ -412,7 +413,10 @@ def _withdraw_unreachable(
 def advance_for_match(
     db: Database, match_id: int, submit: Submit, *, min_matches: int = 10
 ) -> None:
-    """After a recorded match: advance its tournament; refit ratings when a round closes."""
+    """After a recorded match: advance its tournament; refit ratings when a round closes (a
+    match of an SPRT test advances its test instead: :mod:`arena.services.sprt_tests`)."""
+    if advance_for_test_match(db, match_id, submit):
+        return
     with db.session() as session:
         tournament_id = session.scalar(
             select(MatchRow.tournament_id).where(MatchRow.id == match_id)

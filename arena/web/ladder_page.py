@@ -1,5 +1,6 @@
 """The ladder page (``/ladder``): each preset's standings (its ladder Elo), its last round and
-today's matches, and the ladder's recent matches; it refreshes itself while a ladder runs.
+today's matches, and the ladder's recent matches; while a ladder runs it follows
+``/api/v1/ladder/events`` (:mod:`arena.web.live`), or reloads itself without JavaScript.
 
 Registered on the pages' blueprint (:data:`arena.web.pages.bp`) when :mod:`arena.web` is
 imported. ``?preset=`` shows one rule-set preset, with a ladder now or not.
@@ -17,11 +18,12 @@ from arena.reading.queries import ladder as ladder_queries
 from arena.rules.ruleset import RuleSet
 from arena.settings import Settings
 from arena.web.context import database
+from arena.web.live import api_path
 from arena.web.pages import bp
 
 __all__ = ["LADDER_REFRESH_SECONDS", "ladder"]
 
-#: How often the ladder page reloads itself while a preset has a ladder.
+#: How often the ladder page reloads itself without JavaScript while a preset has a ladder.
 LADDER_REFRESH_SECONDS: Final = 10
 #: Standings rows and recent matches the page lists.
 STANDINGS_SHOWN: Final = 100
@@ -57,4 +59,5 @@ def ladder() -> str:
         preset=preset,
         presets=RuleSet.PRESETS,
         refresh=LADDER_REFRESH_SECONDS if enabled else None,
+        live_events=api_path("ladder/events") if enabled else None,
     )

@@ -39,6 +39,7 @@ from arena.states import MatchStatus
 from arena.web.context import database
 from arena.web.health_panel import health_panel
 from arena.web.ladder_panel import ladder_panel
+from arena.web.live import api_path, live_viewer
 from arena.web.present import HELPERS, rating_scale
 from arena.web.replay_steps import build_replay
 from arena.web.rules_doc import load_rules
@@ -48,7 +49,8 @@ __all__ = ["REFRESH_SECONDS", "bp", "error_page"]
 
 log = logging.getLogger(__name__)
 
-#: How often a live page (a running tournament or match) reloads itself.
+#: How often a live page (a running tournament or match) reloads itself without JavaScript
+#: (with it, the page follows the event streams instead: :mod:`arena.web.live`).
 REFRESH_SECONDS = 5
 
 bp = Blueprint(
@@ -111,16 +113,17 @@ def _int_arg(name: str) -> int | None:
 def leaderboard() -> str:
     db = database()
     everyone = request.args.get("all") == "1"
-    rows = bot_queries.leaderboard(db, include_inactive=everyone)
+    rows, unrated = bot_queries.ratings_board(db, include_inactive=everyone)
     recent, _ = match_queries.list_matches(db, limit=10)
     return render_template(
         "web/leaderboard.html",
         rows=rows,
-        unrated=bot_queries.unrated_bots(db, include_inactive=everyone),
+        unrated=unrated,
         scale=rating_scale(rows),
         everyone=everyone,
         matches=recent,
         tournaments=tournament_queries.tournament_list(db, limit=6),
+        live_events=api_path("ladder/events"),
     )
 
 
@@ -218,6 +221,7 @@ def match(match_id: int) -> str:
         else:
             record, replay = stored.to_dict(), build_replay(stored, names)
             replay["versions"] = {s: _version_text(v) for s, v in detail["versions"].items()}
+            replay["seats"] = {s: api_path(f"matches/{match_id}/replay?seat={s}") for s in "ab"}
     live = detail["status"] in (MatchStatus.PENDING.value, MatchStatus.RUNNING.value)
     return render_template(
         "web/match.html",
@@ -229,6 +233,11 @@ def match(match_id: int) -> str:
         replay=replay,
         embargoed=embargoed and detail["status"] == MatchStatus.FINISHED.value,
         refresh=REFRESH_SECONDS if live else None,
+        live=live_viewer(
+            match_id, names, {s: _version_text(v) for s, v in detail["versions"].items()}
+        )
+        if live
+        else None,
     )
 
 
@@ -301,6 +310,9 @@ def tournament(tournament_id: int) -> str:
         done=detail["matches"].get("finished", 0),
         total=total,
         refresh=REFRESH_SECONDS if detail["status"] == "running" else None,
+        live_events=api_path(f"tournaments/{tournament_id}/events")
+        if detail["status"] in ("created", "running")
+        else None,
     )
 
 

@@ -7,7 +7,9 @@ after one action: both hands (omniscient, arranged into melds and deadwood), the
 top, the stock count, who acts next, and the action that led there with its latency and any
 fault and fallback. The last step of a deal carries the showdown (melds, lay-offs, deadwood,
 points); the deal a forfeit cut short (``interrupted_deal``) replays up to the forfeit. A deal
-that does not replay keeps the steps it reached and says why.
+that does not replay keeps the steps it reached and says why. Each deal of a whole match also
+carries the running score (:func:`running_scores`): its game's points and the games won before
+it and after it.
 
 The output is JSON-ready and compact (cards as two-character strings); the page embeds it.
 
@@ -38,6 +40,7 @@ from typing import Any
 
 from arena.cards import Card, mask_to_cards
 from arena.playing.stored import (
+    ActionEntry,
     StoredDeal,
     StoredFault,
     StoredHand,
@@ -45,13 +48,13 @@ from arena.playing.stored import (
     deal_record,
 )
 from arena.rules.actions import ActionKind, Phase
-from arena.rules.hand import EventKind, HandEvent, HandState
+from arena.rules.hand import EventKind, HandEvent, HandState, apply, new_deal
 from arena.rules.melds import best_arrangements
 from arena.rules.record import replay_deal
 from arena.rules.ruleset import RuleSet
 from arena.rules.scoring import HandResult
 
-__all__ = ["anchor", "build_replay", "deal_steps"]
+__all__ = ["LiveDeal", "anchor", "build_replay", "deal_steps", "running_scores"]
 
 SEATS = ("a", "b")
 
@@ -226,6 +229,98 @@ def _fault_queue(
     return queue
 
 
+def _deal_step(state: HandState, arranged: dict[int, dict[str, Any]]) -> dict[str, Any]:
+    """Step 0 of a deal: the deal itself."""
+    upcard = _said(state.upcard)
+    return {
+        **_position(state, arranged),
+        "action": {"seat": None, "text": f"the deal: ten cards each, upcard {upcard}"},
+    }
+
+
+def _action_step(
+    previous: HandState,
+    state: HandState,
+    entry: ActionEntry,
+    queue: dict[str, list[tuple[int, StoredFault]]],
+    arranged: dict[int, dict[str, Any]],
+) -> dict[str, Any]:
+    """The step after one action (``queue``: the deal's faults still to match, see
+    :func:`_fault_queue`; a fault entry takes the first of its seat's)."""
+    seat = SEATS[entry.seat]
+    text, misknock, joined = _describe(previous, state)
+    action: dict[str, Any] = {
+        "seat": seat,
+        "text": text,
+        "kind": entry.action.kind.value,
+        "latency": round(entry.latency_ms, 3),
+    }
+    if entry.fault is not None:
+        n, found = queue[seat].pop(0) if queue[seat] else (None, None)
+        fallback = None if found is None else found.fallback
+        action["fault"] = {
+            "kind": entry.fault.value,
+            "detail": "" if found is None else found.detail,
+            "fallback": _action_text(fallback.action, fallback.card)
+            if fallback
+            else _action_text(entry.action.kind, entry.action.card),
+            "n": n,
+        }
+    if misknock is not None:
+        action["misknock"] = misknock
+    step = {**_position(state, arranged), "action": action}
+    if joined is not None:
+        step["joined"] = joined
+    return step
+
+
+class LiveDeal:
+    """A deal being played, step by step: :meth:`add` returns the step :func:`deal_steps`
+    gives that action once the deal is stored (the live streams' frames, :mod:`arena.live`),
+    without replaying the deal from its start at every action. A fault is told with
+    :meth:`fault` before the entry it caused (``n``: its index in the match's faults)."""
+
+    def __init__(self, rules: RuleSet, hand: StoredDeal) -> None:
+        record = deal_record(rules, hand)
+        self.state = new_deal(rules, record.dealer, deck=record.deck)
+        self.limit = self.state.knock_limit
+        self._queue: dict[str, list[tuple[int, StoredFault]]] = {"a": [], "b": []}
+        self._arranged: dict[int, dict[str, Any]] = {}
+        self.first = _deal_step(self.state, self._arranged)
+        self._hand = hand
+        self._steps = [self.first]
+
+    def fault(self, n: int, fault: StoredFault) -> None:
+        """A fault of this deal (the next entry of its seat marked as a fault is its)."""
+        self._queue[fault.seat].append((n, fault))
+
+    def add(self, entry: ActionEntry) -> dict[str, Any]:
+        """The step after ``entry`` (ValueError if the engine refuses it); the deal's last
+        step carries its showdown."""
+        previous, self.state = self.state, apply(self.state, entry.action)
+        step = _action_step(previous, self.state, entry, self._queue, self._arranged)
+        showdown = _showdown(self.state)
+        if showdown is not None:
+            step["showdown"] = showdown
+        self._steps.append(step)
+        return step
+
+    def deal(self) -> dict[str, Any]:
+        """The whole deal once it is over, as :func:`deal_steps` gives it (from the steps made
+        along the way: the deal is not replayed again)."""
+        result = _showdown(self.state)
+        return {
+            "game": self._hand.game,
+            "deal": self._hand.index,
+            "dealer": self._hand.dealer,
+            "limit": self.limit,
+            "steps": list(self._steps),
+            "result": result,
+            "error": None if result is not None else "this deal does not replay: it is not over",
+            "actions": len(self._steps) - 1,
+        }
+
+
 def deal_steps(
     rules: RuleSet,
     hand: StoredHand | StoredDeal,
@@ -252,39 +347,9 @@ def deal_steps(
             states = itertools.islice(states, len(entries) + 1)
         previous = next(states)
         limit = previous.knock_limit
-        upcard = _said(previous.upcard)
-        steps.append(
-            {
-                **_position(previous, arranged),
-                "action": {"seat": None, "text": f"the deal: ten cards each, upcard {upcard}"},
-            }
-        )
+        steps.append(_deal_step(previous, arranged))
         for entry, state in zip(entries, states, strict=False):
-            seat = SEATS[entry.seat]
-            text, misknock, joined = _describe(previous, state)
-            action: dict[str, Any] = {
-                "seat": seat,
-                "text": text,
-                "kind": entry.action.kind.value,
-                "latency": round(entry.latency_ms, 3),
-            }
-            if entry.fault is not None:
-                n, found = queue[seat].pop(0) if queue[seat] else (None, None)
-                fallback = None if found is None else found.fallback
-                action["fault"] = {
-                    "kind": entry.fault.value,
-                    "detail": "" if found is None else found.detail,
-                    "fallback": _action_text(fallback.action, fallback.card)
-                    if fallback
-                    else _action_text(entry.action.kind, entry.action.card),
-                    "n": n,
-                }
-            if misknock is not None:
-                action["misknock"] = misknock
-            step = {**_position(state, arranged), "action": action}
-            if joined is not None:
-                step["joined"] = joined
-            steps.append(step)
+            steps.append(_action_step(previous, state, entry, queue, arranged))
             previous = state
         final = None if interrupted else previous
     except ValueError as exc:  # ReplayError, ActionError, a deck that does not parse
@@ -327,6 +392,8 @@ def build_replay(record: StoredMatch, names: Mapping[str, str | None]) -> dict[s
         deal = deal_steps(rules, cut, game=cut.game, faults=faults, interrupted=True)
         deal.update(unfinished=True, interrupted=True)
         deals.append(deal)
+    for deal, score in zip(deals, running_scores(record), strict=True):
+        deal.update(score)
     fault_steps = {
         step["action"]["fault"]["n"]: anchor(deal, i)
         for deal in deals
@@ -341,6 +408,46 @@ def build_replay(record: StoredMatch, names: Mapping[str, str | None]) -> dict[s
         "fault_steps": fault_steps,
         "error": None,
     }
+
+
+def _by_seat(pair: Sequence[int]) -> dict[str, int]:
+    return {"a": pair[0], "b": pair[1]}
+
+
+def running_scores(record: StoredMatch) -> list[dict[str, Any]]:
+    """Each deal's running score, in :func:`build_replay`'s order: ``score`` (the hand points
+    of the deal's game) and ``games`` (games won) before the deal, and the same ``after`` it.
+
+    Penalties go to the deal's game, a hand's points to every game it scored in (``scored_in``:
+    more than one under Hollywood scoring), and a game counts as won once a seat has reached the
+    target in it. The deal a forfeit cut short scores nothing.
+    """
+    target = record.ruleset().target
+    winners = {g.index: g.winner for g in record.games}
+    points: dict[int, list[int]] = {}
+    won = [0, 0]
+    closed: set[int] = set()
+    out: list[dict[str, Any]] = []
+    hands: list[tuple[int, StoredHand | StoredDeal]] = list(record.all_hands())
+    if record.interrupted_deal is not None:
+        hands.append((record.interrupted_deal.game, record.interrupted_deal))
+    for game, hand in hands:
+        here = points.setdefault(game, [0, 0])
+        before = {"score": _by_seat(here), "games": _by_seat(won)}
+        if isinstance(hand, StoredHand):
+            here[0] += hand.penalties.a
+            here[1] += hand.penalties.b
+            if hand.winner is not None:
+                seat = SEATS.index(hand.winner)
+                for scored in hand.scored_in or [game]:
+                    points.setdefault(scored, [0, 0])[seat] += hand.points
+            for index, total in points.items():
+                winner = winners.get(index)
+                if index not in closed and winner is not None and max(total) >= target:
+                    closed.add(index)
+                    won[SEATS.index(winner)] += 1
+        out.append({**before, "after": {"score": _by_seat(here), "games": _by_seat(won)}})
+    return out
 
 
 def anchor(deal: Mapping[str, Any], step: int) -> str:

@@ -37,6 +37,7 @@ UPDATE = os.environ.get("GIN_ARENA_UPDATE_GOLDEN") == "1"
 VOLATILE = {
     "created_at", "updated_at", "started_at", "finished_at", "at", "duration_ms",
     "bot_time_ms", "latency_ms", "p50", "p99", "max", "ms", "token", "secret", "digest",
+    "previous_rtt_ms",
 }  # fmt: skip
 
 #: name -> (how to get it, its schema: a component name or a JSON pointer into the spec)

@@ -64,7 +64,7 @@ def test_a_not_found_error_from_anywhere_is_that_404_built_from_its_resource_and
     def missing(*args: object, **kwargs: object) -> None:
         raise NotFoundError("tournament", 9)
 
-    monkeypatch.setattr(bot_queries, "leaderboard", missing)
+    monkeypatch.setattr(bot_queries, "ratings_board", missing)
     response = api.get("/api/v1/ratings")
     assert response.status_code == 404 and response.mimetype == PROBLEM
     assert response.json == not_found_problem("/api/v1/ratings", "tournament", 9)

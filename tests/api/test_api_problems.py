@@ -57,7 +57,7 @@ def test_an_unexpected_failure_is_a_generic_500_problem_that_is_logged(
     def explode(*args: object, **kwargs: object) -> None:
         raise RuntimeError("secret internal detail")
 
-    monkeypatch.setattr(bot_queries, "leaderboard", explode)
+    monkeypatch.setattr(bot_queries, "ratings_board", explode)
     with caplog.at_level(logging.ERROR, logger="arena.api.problems"):
         response = api.get("/api/v1/ratings")
     assert response.status_code == 500 and response.mimetype == PROBLEM

@@ -207,7 +207,7 @@ def test_another_bots_endpoint_is_not_found_through_this_bot(owners: Owners) -> 
 
 @pytest.mark.parametrize(
     ("event_types", "named"),
-    [(["match.finished", "match.started"], "'match.started'"), ([], "event_types")],
+    [(["match.finished", "match.exploded"], "'match.exploded'"), ([], "event_types")],
     ids=["unknown", "none"],
 )
 def test_event_types_are_checked_by_name(

@@ -1,7 +1,8 @@
 """Migration 0005 gives every bot stored before versions its version 1, and loses nothing
 (SQLite and PostgreSQL): bots, matches and rating history as they were, each bot's version 1
 at its URL and live Elo made its current version, and the matches and history recorded before
-it with no version (the arena cannot tell which code played them)."""
+it with no version (the arena cannot tell which code played them). Migration 0006 marks the
+bots with a rating history rated (``rated_at``)."""
 
 from __future__ import annotations
 
@@ -16,6 +17,7 @@ from arena.db.migrate import upgrade
 from arena.db.models import BotRow, BotVersionRow, MatchRow, RatingHistoryRow
 from arena.db.session import Database
 from arena.reading.queries.bot_versions import bot_versions
+from arena.reading.queries.bots import ratings_board
 from arena.services.versions import observe_reported_version
 
 NOW = "2026-01-01 00:00:00"
@@ -146,3 +148,20 @@ def test_after_migration_0005_a_reported_string_names_version_1_then_makes_versi
         assert [tuple(r) for r in rows] == [(1, "1.0", 1523.5), (2, "1.1", 1523.5)]
         assert session.get_one(BotRow, 1).current_version_id == new
         assert session.scalar(select(func.count()).select_from(BotVersionRow)) == 4
+
+
+def test_migration_0006_marks_the_bots_with_a_rating_history_rated(at_0004: Database) -> None:
+    """``rated_at`` is backfilled from each bot's first rating-history row, so the unrated list
+    (read by ``rated_at`` from ``ix_bots_unrated``) holds only the bot that never played."""
+    _fill(at_0004)
+    upgrade(at_0004)
+    with at_0004.session() as session:
+        rows = session.execute(select(BotRow.name, BotRow.rated_at)).all()
+        rated = {name: stamp for name, stamp in rows}  # noqa: C416 (rows, not a mapping)
+    assert rated["cid"] is None
+    for name in ("ann", "bob"):
+        stamp = rated[name]
+        assert stamp is not None and stamp.strftime("%Y-%m-%d %H:%M:%S") == NOW
+    ranked, unrated = ratings_board(at_0004)
+    assert sorted(row["name"] for row in ranked) == ["ann", "bob"]
+    assert [row["name"] for row in unrated] == ["cid"]

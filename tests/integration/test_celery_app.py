@@ -10,6 +10,8 @@ import sys
 import textwrap
 from pathlib import Path
 
+from conftest import REDIS_URL
+
 ROOT = Path(__file__).resolve().parents[2]
 
 PROBE = textwrap.dedent(
@@ -43,7 +45,7 @@ PROBE = textwrap.dedent(
 
 def test_the_celery_app_is_not_built_at_import() -> None:
     env = {k: v for k, v in os.environ.items() if not k.startswith("ARENA_")}
-    env.update(ARENA_WORKER_THREADS="many", ARENA_BROKER_URL="redis://127.0.0.1:6379/15")
+    env.update(ARENA_WORKER_THREADS="many", ARENA_BROKER_URL=REDIS_URL)
     done = subprocess.run(
         [sys.executable, "-c", PROBE],
         cwd=ROOT,

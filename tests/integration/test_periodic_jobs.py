@@ -8,6 +8,7 @@ from collections import Counter
 
 import pytest
 from arena_procs import wait_until
+from conftest import REDIS_URL
 
 from arena.db.session import Database
 from arena.playing import executors
@@ -20,7 +21,7 @@ from workers.tasks import periodic_task_name
 
 
 def test_every_periodic_job_is_a_celery_task_sent_by_beat_on_the_control_queue() -> None:
-    settings = load_settings({"ARENA_BROKER_URL": "redis://127.0.0.1:6379/15"})
+    settings = load_settings({"ARENA_BROKER_URL": REDIS_URL})
     app = create_app(settings)
     try:
         for job in PERIODIC_JOBS:
@@ -35,9 +36,7 @@ def test_every_periodic_job_is_a_celery_task_sent_by_beat_on_the_control_queue()
 
 
 def test_the_ladder_is_not_scheduled_when_no_preset_has_a_ladder() -> None:
-    settings = load_settings(
-        {"ARENA_BROKER_URL": "redis://127.0.0.1:6379/15", "ARENA_LADDER_PRESETS": ""}
-    )
+    settings = load_settings({"ARENA_BROKER_URL": REDIS_URL, "ARENA_LADDER_PRESETS": ""})
     app = create_app(settings)
     try:
         assert "ladder" not in app.conf.beat_schedule

@@ -135,6 +135,15 @@ class Observer:
             self.surprise(obs, "deadline_ms differs from rules.deadline_ms")
         if obs["protocol"] != PROTOCOL:
             self.surprise(obs, f"protocol {obs['protocol']!r}")
+        # My own previous round trip (null or within the deadline) and my strikes so far.
+        rtt = obs.get("previous_rtt_ms")
+        if rtt is not None and not 0 <= rtt <= obs["deadline_ms"]:
+            self.surprise(obs, f"previous_rtt_ms {rtt} is not within the deadline")
+        strikes = obs.get("strikes")
+        if strikes is not None and (
+            strikes["limit"] != rules["max_strikes"] or not 0 <= strikes["count"] < strikes["limit"]
+        ):
+            self.surprise(obs, f"strikes {strikes} do not fit max_strikes {rules['max_strikes']}")
         # previous_deal: the first /act of each deal after the first of a game, else null.
         mine = [e for e in history if e["player"] == "you"]
         first_of_deal = not mine

@@ -350,6 +350,8 @@ def test_a_fault_never_reaches_the_other_bot() -> None:
     for body in acts:
         observation = json.loads(body)
         del observation["rules"]  # the rule set names max_strikes
+        # Its own strikes (none), never the other bot's.
+        assert observation.pop("strikes") == {"count": 0, "limit": SHORT.max_strikes}
         text = json.dumps(observation)
         for word in ("fault", "schema", "strike", "fallback", "the answer"):
             assert word not in text

@@ -166,6 +166,7 @@ COMPONENTS = {
     "WireAction": "/components/schemas/Action",
     "WireEvent": "/components/schemas/HistoryEvent",
     "Pair": "/components/schemas/Pair",
+    "Strikes": "/components/schemas/Strikes",
     "PendingMisknock": "/components/schemas/PendingMisknock",
     "PreviousDeal": "/components/schemas/PreviousDeal",
     "Layoff": "/components/schemas/PreviousDeal/properties/layoffs/items",

@@ -25,6 +25,7 @@ from arena.db.models import (
     RatingHistoryRow,
 )
 from arena.db.session import Database
+from arena.events import EventType
 from arena.playing.jobs import JobStatus, run_match_job
 from arena.rules.ruleset import RuleSet
 from arena.services import ladder as ladder_service
@@ -224,7 +225,10 @@ def test_a_recorded_ladder_match_moves_the_live_elo_the_ladder_elo_and_reaches_t
         ladder = {r.bot_id: r for r in s.scalars(select(LadderRatingRow))}
         elo = {b.id: b.elo for b in s.scalars(select(BotRow))}
         history = s.scalar(select(func.count()).select_from(RatingHistoryRow))
-        events = [e.data for e in s.scalars(select(EventRow).where(EventRow.match_id.in_(ids)))]
+        finished = EventRow.type == EventType.MATCH_FINISHED
+        events = [
+            e.data for e in s.scalars(select(EventRow).where(EventRow.match_id.in_(ids), finished))
+        ]
     assert set(ladder) == set(bots)
     assert all(r.preset == "standard" and r.matches == 2 for r in ladder.values())
     assert sum(r.elo for r in ladder.values()) == pytest.approx(3000.0)
@@ -251,7 +255,11 @@ def test_a_match_outside_the_ladder_leaves_the_ladder_elo_alone(db: Database) ->
     _play(db, settings, [match_id])
     with db.session() as s:
         assert s.scalar(select(func.count()).select_from(LadderRatingRow)) == 0
-        (event,) = s.scalars(select(EventRow).where(EventRow.match_id == match_id))
+        (event,) = s.scalars(
+            select(EventRow).where(
+                EventRow.match_id == match_id, EventRow.type == EventType.MATCH_FINISHED
+            )
+        )
     assert event.data["ladder"] is None
 
 

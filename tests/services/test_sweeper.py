@@ -7,6 +7,7 @@ import inspect
 from datetime import timedelta
 
 import pytest
+from conftest import REDIS_URL
 from sqlalchemy import update
 
 from arena.cli import build_parser
@@ -54,9 +55,7 @@ def test_every_pending_grace_comes_from_one_setting(db: Database) -> None:
     assert grace.default is inspect.Parameter.empty
     assert build_parser().parse_args(["sweep"]).pending_grace is None
     assert Settings().pending_grace_seconds == 600
-    beat = load_settings(
-        {"ARENA_BROKER_URL": "redis://127.0.0.1:6379/15", "ARENA_SWEEP_INTERVAL_SECONDS": "7.5"}
-    )
+    beat = load_settings({"ARENA_BROKER_URL": REDIS_URL, "ARENA_SWEEP_INTERVAL_SECONDS": "7.5"})
     app = create_app(beat)
     try:
         assert app.conf.beat_schedule["sweep"]["schedule"] == 7.5

@@ -18,7 +18,7 @@ def test_a_not_found_error_from_any_query_is_the_404_page_naming_it(
     def missing(*args: object, **kwargs: object) -> None:
         raise NotFoundError("tournament", 9)
 
-    monkeypatch.setattr(bot_queries, "leaderboard", missing)
+    monkeypatch.setattr(bot_queries, "ratings_board", missing)
     response = make_app(db).test_client().get("/")
     assert response.status_code == 404 and response.mimetype == "text/html"
     page = response.get_data(as_text=True)

@@ -25,13 +25,14 @@ def leaderboard() -> Response:
     threshold = context.settings.provisional_matches
     limit = query_int("limit", 100, low=1, high=500) or 100
     include_inactive = query_bool("include_inactive")
-    rows = bot_queries.leaderboard(context.db, limit=limit, include_inactive=include_inactive)
+    rows, unrated = bot_queries.ratings_board(
+        context.db, limit=limit, include_inactive=include_inactive
+    )
     for row in rows:
         fit = row["rating"]
         row["provisional"] = (
             fit["provisional"] if fit is not None else row["record"]["matches"] < threshold
         )
-    unrated = bot_queries.unrated_bots(context.db, limit=limit, include_inactive=include_inactive)
     for row in unrated:
         row["provisional"] = True
     return json_response({"items": rows, "unrated": unrated, "provisional_matches": threshold})

@@ -1,0 +1,413 @@
+"""Benchmark of the live streams: open streams one API process holds, and their event latency,
+while matches run.
+
+The API runs as ``gin-arena serve`` runs it (:class:`arena.api.server.ApiServer`: waitress,
+``THREADS`` request threads plus one per stream up to ``ARENA_MAX_STREAMS``, its
+:class:`~arena.playing.executors.LocalExecutor` playing the matches in two worker processes),
+in a child process of its own, on a scratch SQLite database, with two bots (the house
+``greedy`` strategy behind the SDK's server, each in a process of its own, thinking
+``--think-ms``, default 20 ms, per answer) playing standard matches back to back,
+``--concurrent`` (default 8) at a time. In that child only, each frame a stream sends is
+preceded by a comment with the time its raw event was published in the worker
+(``: t=<unix time>``): the benchmark's one addition.
+
+The clients (this process, one thread, non-blocking sockets) keep ``--streams`` streams open on
+the running matches, a stream moving to another match when its match ends, for ``--seconds``,
+and record for every event the time it arrived minus the time it was published: the latency
+from the match's worker to the client, through the queue, the hub, the frame, the embargo and
+waitress. The target: ``--streams 500`` open at once with p99 under 250 ms.
+
+    .venv/bin/python benchmarks/bench_streams.py          # full run (~2 min): results/streams.json
+    .venv/bin/python benchmarks/bench_streams.py --quick  # 50 streams, 10 s; writes nothing
+
+Options: ``--streams N``, ``--seconds S``, ``--concurrent M``, ``--think-ms MS``,
+``--max-streams N`` (the server's ``ARENA_MAX_STREAMS``), ``--json PATH``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import selectors
+import signal
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+RESULTS = ROOT / "benchmarks" / "results" / "streams.json"
+TARGET_P99_MS = 250.0
+TARGET_STREAMS = 500
+
+
+def _gin_arena() -> list[str]:
+    script = Path(sys.executable).with_name("gin-arena")
+    return [str(script)] if script.exists() else [sys.executable, "-m", "arena.cli"]
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def _wait_port(port: int, timeout: float = 60) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        try:
+            with socket.create_connection(("127.0.0.1", port), timeout=1):
+                return
+        except OSError:
+            time.sleep(0.1)
+    raise SystemExit(f"nothing listens on port {port} after {timeout:.0f} s")
+
+
+# -- the server child -------------------------------------------------------------------------
+
+
+def serve(args: argparse.Namespace) -> None:
+    """The child: the API with its executor, frames stamped with their publish time."""
+    from arena.api.server import ApiServer  # noqa: PLC0415
+    from arena.db.migrate import upgrade  # noqa: PLC0415
+    from arena.db.session import Database  # noqa: PLC0415
+    from arena.live.feed import Frame, MatchFeed  # noqa: PLC0415
+    from arena.rules.ruleset import RuleSet  # noqa: PLC0415
+    from arena.services.bots import register_bot  # noqa: PLC0415
+    from arena.services.matches import schedule_match  # noqa: PLC0415
+    from arena.settings import load_settings  # noqa: PLC0415
+
+    render = MatchFeed.render
+
+    def stamped(self: MatchFeed, frame: Frame, view: str) -> bytes:
+        body = render(self, frame, view)
+        return body if frame.published is None else b": t=%.6f\n" % frame.published + body
+
+    MatchFeed.render = stamped  # type: ignore[method-assign]
+    url = f"sqlite:///{args.serve_db}"
+    db = Database(url)
+    upgrade(db)
+    settings = load_settings(
+        {},
+        database_url=url,
+        allow_loopback=True,
+        rate_limit="",
+        ladder_presets="",
+        max_streams=args.max_streams,
+        worker_processes=2,
+        worker_threads=max(2, args.concurrent // 2),
+    )
+    bots = [
+        register_bot(db, name=f"bench-{i}", owner="bench", url=u).bot_id
+        for i, u in enumerate(args.serve_bots.split(","))
+    ]
+    with db.session() as s:
+        ids = [
+            schedule_match(s, bots[i % 2], bots[1 - i % 2], rules=RuleSet(), seed=i).id
+            for i in range(args.concurrent * 40)
+        ]
+    Path(args.serve_ids).write_text(json.dumps(ids))
+    server = ApiServer(settings, port=args.serve_port)
+    assert server.executor is not None
+    server.executor.submit(ids)
+    server.run()
+
+
+# -- the clients -----------------------------------------------------------------------------
+
+
+class Stream:
+    def __init__(self, port: int, match_id: int) -> None:
+        self.match_id = match_id
+        self.sock = socket.create_connection(("127.0.0.1", port))
+        self.sock.setblocking(False)
+        request = f"GET /api/v1/matches/{match_id}/events HTTP/1.1\r\nHost: x\r\n\r\n"
+        self.sock.sendall(request.encode())
+        self.buffer = b""
+        self.stamp: float | None = None
+        self.ended = False
+        self.status = 0
+        #: Frames published before the stream opened are its backlog (the attempt so far),
+        #: not latency: only later ones are measured.
+        self.opened = time.time()
+
+
+def run_clients(port: int, ids: list[int], args: argparse.Namespace) -> dict[str, Any]:
+    selector = selectors.DefaultSelector()
+    latencies: list[float] = []  # after the warm-up
+    everything: list[float] = []
+    counts = {"events": 0, "opened": 0, "refused": 0, "ended": 0}
+    cursor = 0
+    open_counts: list[int] = []
+
+    def pick() -> int:
+        nonlocal cursor
+        # The matches in play: the earliest not yet over (a window of --concurrent).
+        match_id = ids[cursor % len(ids)]
+        cursor += 1
+        return match_id
+
+    def open_one() -> None:
+        stream = Stream(port, pick())
+        selector.register(stream.sock, selectors.EVENT_READ, stream)
+        counts["opened"] += 1
+
+    def window() -> None:
+        nonlocal cursor
+        cursor = done_before
+
+    done_before = 0
+    for _ in range(args.streams):
+        open_one()
+        if cursor >= done_before + args.concurrent:
+            window()
+    started = time.monotonic()
+    last_sample = 0.0
+    while time.monotonic() - started < args.seconds:
+        for key, _mask in selector.select(timeout=0.5):
+            stream: Stream = key.data
+            try:
+                data = stream.sock.recv(262144)
+            except BlockingIOError:
+                continue
+            except OSError:
+                data = b""
+            now = time.time()
+            if not data:
+                selector.unregister(stream.sock)
+                stream.sock.close()
+                counts["ended"] += 1
+                open_one()
+                continue
+            stream.buffer += data
+            *lines, stream.buffer = stream.buffer.split(b"\n")
+            for line in lines:
+                if line.startswith(b": t="):
+                    published = float(line[4:])
+                    counts["events"] += 1
+                    if published >= stream.opened:
+                        latency = (now - published) * 1000.0
+                        everything.append(latency)
+                        if time.monotonic() - started >= args.warmup:
+                            latencies.append(latency)
+                elif line.startswith(b"HTTP/1.1 "):
+                    stream.status = int(line.split()[1])
+                    if stream.status != 200:
+                        counts["refused"] += 1
+                elif line.startswith(b"event: end"):
+                    stream.ended = True
+                    done_before = max(done_before, ids.index(stream.match_id) + 1)
+            if stream.ended:
+                selector.unregister(stream.sock)
+                stream.sock.close()
+                counts["ended"] += 1
+                cursor = max(cursor, done_before)
+                open_one()
+        elapsed = time.monotonic() - started
+        if elapsed - last_sample >= 1.0:
+            last_sample = elapsed
+            open_counts.append(len(selector.get_map()))
+    for key in list(selector.get_map().values()):
+        key.fileobj.close()  # type: ignore[union-attr]
+    wall = time.monotonic() - started
+    latencies.sort()
+    everything.sort()
+
+    def pct(p: float) -> float | None:
+        return (
+            round(latencies[min(len(latencies) - 1, int(p * len(latencies)))], 2)
+            if latencies
+            else None
+        )
+
+    return {
+        "streams": args.streams,
+        "seconds": round(wall, 1),
+        "events": counts["events"],
+        "events_per_second": round(counts["events"] / wall, 1),
+        "latency_ms": {
+            "p50": pct(0.50),
+            "p90": pct(0.90),
+            "p99": pct(0.99),
+            "max": round(latencies[-1], 2) if latencies else None,
+            "mean": round(statistics.fmean(latencies), 2) if latencies else None,
+        },
+        "warmup_seconds": args.warmup,
+        "latency_ms_with_warmup": {
+            "p50": round(everything[len(everything) // 2], 2) if everything else None,
+            "p99": round(everything[int(0.99 * len(everything))], 2) if everything else None,
+        },
+        "open_streams_min": min(open_counts) if open_counts else 0,
+        "streams_opened": counts["opened"],
+        "streams_refused": counts["refused"],
+    }
+
+
+def serve_bot(port: int, think_ms: float) -> None:
+    """A bench bot: the house ``greedy`` strategy, thinking ``think_ms`` per answer."""
+    from arena.bots.sdk import BotServer  # noqa: PLC0415
+    from arena.bots.strategies import greedy  # noqa: PLC0415
+
+    def act(obs: Any) -> Any:
+        time.sleep(think_ms / 1000.0)
+        return greedy(obs)
+
+    server = BotServer(act, name=f"greedy-{port}", port=port)
+    server.start()
+    while True:
+        time.sleep(3600)
+
+
+def _bots(count: int, think_ms: float) -> tuple[list[subprocess.Popen[bytes]], list[str]]:
+    procs, urls = [], []
+    for _ in range(count):
+        port = _free_port()
+        procs.append(
+            subprocess.Popen(
+                [sys.executable, __file__, "--serve-bot", str(port), "--think-ms", str(think_ms)],
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.DEVNULL,
+            )
+        )
+        urls.append(f"http://127.0.0.1:{port}")
+    for url in urls:
+        _wait_port(int(url.rsplit(":", 1)[1]))
+    return procs, urls
+
+
+def measure(args: argparse.Namespace) -> dict[str, Any]:
+    with tempfile.TemporaryDirectory() as tmp:
+        bots, urls = _bots(2, args.think_ms)
+        port = _free_port()
+        ids_path = Path(tmp) / "ids.json"
+        server = subprocess.Popen(
+            [
+                sys.executable, __file__, "--serve-port", str(port),
+                "--serve-db", str(Path(tmp) / "arena.db"), "--serve-bots", ",".join(urls),
+                "--serve-ids", str(ids_path), "--concurrent", str(args.concurrent),
+                "--max-streams", str(args.max_streams),
+            ],
+            env={k: v for k, v in os.environ.items() if not k.startswith("ARENA_")},
+            stdout=subprocess.DEVNULL,
+            start_new_session=True,  # its executor's worker processes go with it
+        )  # fmt: skip
+        try:
+            _wait_port(port)
+            ids = json.loads(ids_path.read_text())
+            time.sleep(2)  # the first matches start
+            load_before = os.getloadavg()[0]
+            cpu_before = _cpu(server.pid)
+            result = run_clients(port, ids, args)
+            result["server_cpu_share"] = round(
+                (_cpu(server.pid) - cpu_before) / result["seconds"], 2
+            )
+            result["load_before"] = round(load_before, 2)
+            return result
+        finally:
+            os.killpg(server.pid, signal.SIGTERM)
+            server.wait(timeout=60)
+            for bot in bots:
+                bot.terminate()
+                bot.wait(timeout=30)
+
+
+def _cpu(pid: int) -> float:
+    """CPU seconds of a process and its children so far (Linux /proc)."""
+    total = 0.0
+    tick = os.sysconf("SC_CLK_TCK")
+    for path in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = path.read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        proc, parent = int(path.parent.name), int(fields[1])
+        if proc == pid or parent == pid:
+            total += (int(fields[11]) + int(fields[12])) / tick
+    return total
+
+
+def table(result: dict[str, Any]) -> str:
+    lat = result["latency_ms"]
+    met = "met" if lat["p99"] is not None and lat["p99"] < TARGET_P99_MS else "not met"
+    held = "met" if result["open_streams_min"] >= TARGET_STREAMS else "not met"
+    cpu = result["server_cpu_share"]
+    whole = result["latency_ms_with_warmup"]
+    return "\n".join(
+        [
+            "| figure | value | target |",
+            "|---|---|---|",
+            f"| streams kept open (fewest in any second) | {result['open_streams_min']}"
+            f" of {result['streams']} | >= {TARGET_STREAMS}: {held} |",
+            f"| event latency p50 / p90 / p99 / max, ms | {lat['p50']} / {lat['p90']} /"
+            f" {lat['p99']} / {lat['max']} | p99 < {TARGET_P99_MS:g}: {met} |",
+            f"| the same over the whole run, with the first {result['warmup_seconds']:g} s"
+            f" (every stream sent its match so far) p50 / p99, ms"
+            f" | {whole['p50']} / {whole['p99']} | |",
+            f"| events delivered per second (all streams) | {result['events_per_second']} | |",
+            f"| streams refused (503) | {result['streams_refused']} | 0 |",
+            f"| API process (with its 2 match workers) CPU share | {cpu} | |",
+        ]
+    )
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--quick", action="store_true", help="50 streams, 10 s; writes no JSON")
+    parser.add_argument("--json", type=Path, help=f"where to write (default {RESULTS})")
+    parser.add_argument("--streams", type=int, default=None)
+    parser.add_argument("--seconds", type=float, default=None)
+    parser.add_argument("--concurrent", type=int, default=8, help="matches played at once")
+    parser.add_argument("--max-streams", type=int, default=1000, help="ARENA_MAX_STREAMS")
+    parser.add_argument(
+        "--warmup",
+        type=float,
+        default=None,
+        help="seconds after the streams open (each first sent its match so far) not measured",
+    )
+    parser.add_argument(
+        "--think-ms", type=float, default=20.0, help="each bot's think time per answer"
+    )
+    parser.add_argument("--serve-port", type=int, help=argparse.SUPPRESS)
+    parser.add_argument("--serve-bot", type=int, help=argparse.SUPPRESS)
+    parser.add_argument("--serve-db", help=argparse.SUPPRESS)
+    parser.add_argument("--serve-bots", help=argparse.SUPPRESS)
+    parser.add_argument("--serve-ids", help=argparse.SUPPRESS)
+    args = parser.parse_args(argv)
+    if args.serve_bot:
+        serve_bot(args.serve_bot, args.think_ms)
+        return 0
+    if args.serve_port:
+        serve(args)
+        return 0
+    args.streams = args.streams or (50 if args.quick else 500)
+    args.seconds = args.seconds or (10.0 if args.quick else 90.0)
+    args.warmup = args.warmup if args.warmup is not None else (3.0 if args.quick else 15.0)
+    result = measure(args)
+    result.update(
+        date=datetime.now(UTC).date().isoformat(),
+        python=platform.python_version(),
+        cpus=os.cpu_count(),
+        concurrent_matches=args.concurrent,
+        think_ms=args.think_ms,
+        command="benchmarks/bench_streams.py" + (" --quick" if args.quick else ""),
+    )
+    print(table(result))
+    print(json.dumps(result, indent=2))
+    path = args.json or (None if args.quick else RESULTS)
+    if path is not None:
+        path.write_text(json.dumps(result, indent=2) + "\n")
+        print(f"wrote {path}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
