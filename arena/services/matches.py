@@ -108,9 +108,13 @@ def schedule_match(
     tournament_id: int | None = None,
     match_key: str | None = None,
     ladder_round_id: int | None = None,
+    test_id: int | None = None,
 ) -> MatchRow:
-    """Add a pending match (in the caller's transaction; submit it after the commit)."""
-    if bot_a == bot_b:
+    """Add a pending match (in the caller's transaction; submit it after the commit).
+
+    A bot plays itself only in an SPRT test (:mod:`arena.services.sprt_tests`: the null test,
+    a bot against itself, must accept H0)."""
+    if bot_a == bot_b and test_id is None:
         raise ValueError("a bot cannot play itself")
     match = MatchRow(
         bot_a_id=bot_a,
@@ -121,6 +125,7 @@ def schedule_match(
         tournament_id=tournament_id,
         match_key=match_key,
         ladder_round_id=ladder_round_id,
+        test_id=test_id,
         status=MatchStatus.PENDING,
     )
     session.add(match)

@@ -59,7 +59,7 @@ from arena.measures.sprt import (
 from arena.rules.ruleset import RuleSet
 from arena.services.challenges import BotInactiveError
 from arena.services.events import emit
-from arena.services.matches import Submit
+from arena.services.matches import Submit, schedule_match
 from arena.states import BotStatus, MatchStatus
 
 __all__ = [
@@ -367,18 +367,17 @@ def _advance(session: Session, test: SprtTestRow) -> list[int]:
             start=1,
         ):
             matches.append(
-                MatchRow(
-                    bot_a_id=a,
-                    bot_b_id=b,
-                    rules=rules.to_dict(),
+                schedule_match(
+                    session,
+                    a,
+                    b,
+                    rules=rules,
                     seed=seed,
                     rated=False,
                     match_key=f"{pair}:{leg}",
                     test_id=test.id,
-                    status=MatchStatus.PENDING,
                 )
             )
-    session.add_all(matches)
     test.scheduled_pairs = test.scheduled_pairs + room
     session.flush()
     return [m.id for m in matches]
