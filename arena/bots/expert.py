@@ -30,7 +30,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from arena.bots.layoffs import fewest_layoff_spots
+from arena.bots.melding import fewest_layoff_spots, neighbours
 from arena.cards import CARD_VALUES, mask_to_cards, parse_card
 from arena.protocol.wire import ActRequest, WireAction
 from arena.rules.melds import (
@@ -84,18 +84,7 @@ def _bits(mask: int) -> list[int]:
     return out
 
 
-def _neighbours(card: int) -> int:
-    """Cards that meld with ``card``: its rank, and one or two ranks away in its suit."""
-    rank = card % 13
-    base = card - rank
-    m = RANK_MASKS[rank] & ~(1 << card)
-    for d in (-2, -1, 1, 2):
-        if 0 <= rank + d < 13:
-            m |= 1 << (base + rank + d)
-    return m
-
-
-_NEIGHBOURS = tuple(_neighbours(c) for c in range(52))
+_NEIGHBOURS = tuple(neighbours(c) for c in range(52))
 _RANK_VALUES = tuple(CARD_VALUES[r] for r in range(13))
 
 

@@ -1,13 +1,25 @@
-"""Which melds a house bot declares when it knocks: among the least-deadwood arrangements of its
-hand, the one that leaves the opponent the fewest lay-off spots (shared by the ``strong`` family
-of :mod:`arena.bots.strategies` and by :mod:`arena.bots.expert`)."""
+"""Meld arithmetic the house strategies share (the ``strong`` family of
+:mod:`arena.bots.strategies` and :mod:`arena.bots.expert`): the cards that meld with a card, and
+which melds to declare when knocking (among the least-deadwood arrangements of the hand, the one
+that leaves the opponent the fewest lay-off spots)."""
 
 from __future__ import annotations
 
 from arena.cards import mask_to_cards
 from arena.rules.melds import RANK_MASKS, best_arrangements
 
-__all__ = ["fewest_layoff_spots"]
+__all__ = ["fewest_layoff_spots", "neighbours"]
+
+
+def neighbours(card: int) -> int:
+    """Cards that would meld with ``card``: same rank, and one or two ranks away in its suit."""
+    rank = card % 13
+    base = card - rank
+    m = RANK_MASKS[rank] & ~(1 << card)
+    for d in (-2, -1, 1, 2):
+        if 0 <= rank + d < 13:
+            m |= 1 << (base + rank + d)
+    return m
 
 
 def fewest_layoff_spots(hand: int, live: int) -> list[list[str]] | None:

@@ -24,11 +24,10 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from arena.bots.expert import make_expert
-from arena.bots.layoffs import fewest_layoff_spots
+from arena.bots.melding import fewest_layoff_spots, neighbours
 from arena.cards import CARD_VALUES, parse_card
 from arena.protocol.wire import ActRequest, WireAction
 from arena.rules.melds import (
-    RANK_MASKS,
     deadwood_mask,
     min_discard_deadwood_mask,
 )
@@ -132,20 +131,9 @@ def greedy(obs: ActRequest) -> WireAction:
 # --- strong -----------------------------------------------------------------------------------
 
 
-def _neighbours(card: int) -> int:
-    """Cards that would meld with ``card``: same rank, and one or two ranks away in its suit."""
-    rank = card % 13
-    base = card - rank
-    m = RANK_MASKS[rank] & ~(1 << card)
-    for d in (-2, -1, 1, 2):
-        if 0 <= rank + d < 13:
-            m |= 1 << (base + rank + d)
-    return m
-
-
 def _useful_to(hand: int, card: int) -> int:
     """How many cards of ``hand`` the card connects with (a rough meld potential)."""
-    return (_neighbours(card) & hand).bit_count()
+    return (neighbours(card) & hand).bit_count()
 
 
 class _View:
@@ -174,7 +162,7 @@ class _View:
         # Neighbours the opponent threw away suggest they are not collecting around it.
         score -= 0.5 * _useful_to(self.opp_discarded, card)
         # A card whose neighbours are all gone can't be melded by anybody.
-        live = (_neighbours(card) & (self.unseen | self.opp_known)).bit_count()
+        live = (neighbours(card) & (self.unseen | self.opp_known)).bit_count()
         return score + 0.15 * live
 
     def outs(self, hand: int) -> int:
@@ -187,7 +175,7 @@ class _View:
         while m:
             low = m & -m
             m ^= low
-            near |= _neighbours(low.bit_length() - 1)
+            near |= neighbours(low.bit_length() - 1)
         candidates &= near
         while candidates:
             low = candidates & -candidates
