@@ -65,8 +65,8 @@ def test_ladder_run_plays_the_slots_round_here_and_a_second_run_says_it_ran(
     assert played == "played: finished 4"
     db = Database(f"sqlite:///{arena_dir / 'arena.db'}")
     try:
-        assert len(bot_queries.leaderboard(db)) == 4  # refitted: every bot has its rating
-        assert all(row["rating"] is not None for row in bot_queries.leaderboard(db))
+        assert len(bot_queries.ratings_board(db)[0]) == 4  # refitted: every bot has its rating
+        assert all(row["rating"] is not None for row in bot_queries.ratings_board(db)[0])
     finally:
         db.dispose()
     again = gin_arena(arena_dir, "ladder", "run", "--at", "2026-12-01T12:04:59Z")

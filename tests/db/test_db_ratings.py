@@ -144,14 +144,15 @@ def test_bots_without_rated_matches_are_listed_apart_after_the_ranked_ones(
     db: Database,
 ) -> None:
     """A bot with no rated match is never ranked among rated bots (it ranked third, above a
-    bot with ten matches): it is in ``unrated_bots``, unranked, and out of the fit."""
+    bot with ten matches): it is in ``ratings_board``'s unrated list, unranked, and out of the
+    fit."""
     ann, newcomer, bob = add_bots(db, 3)
     add_results(db, ann, bob, "aaaaabbbbb")  # both fitted just under the prior's 1500
     refit_ratings(db, min_matches=2)
-    board = bot_queries.leaderboard(db)
+    board = bot_queries.ratings_board(db)[0]
     assert sorted(row["id"] for row in board) == [ann, bob]
     assert [row["rank"] for row in board] == [1, 2]
-    unrated = bot_queries.unrated_bots(db)
+    unrated = bot_queries.ratings_board(db)[1]
     assert [row["id"] for row in unrated] == [newcomer]
     assert unrated[0]["rating"] is None and "rank" not in unrated[0]
 
@@ -160,10 +161,10 @@ def test_a_bot_rated_but_not_fitted_yet_is_ranked_by_live_elo(db: Database) -> N
     ann, bob, cat = add_bots(db, 3)
     match_id = add_match(db, ann, bob)
     assert run_match_job(db, load_settings({}), match_id, "w", make_players=heuristic_v_random)
-    board = bot_queries.leaderboard(db)
+    board = bot_queries.ratings_board(db)[0]
     assert sorted(row["id"] for row in board) == [ann, bob]
     assert board[0]["elo"] > board[1]["elo"]
-    assert [row["id"] for row in bot_queries.unrated_bots(db)] == [cat]
+    assert [row["id"] for row in bot_queries.ratings_board(db)[1]] == [cat]
 
 
 def test_equal_ratings_are_ordered_by_rated_matches_then_bot_id(db: Database) -> None:
@@ -175,5 +176,5 @@ def test_equal_ratings_are_ordered_by_rated_matches_then_bot_id(db: Database) ->
     refit_ratings(db, min_matches=2)
     fits = stored_fits(db)
     assert {fit.rating for fit in fits.values()} == {1500.0}
-    assert [row["id"] for row in bot_queries.leaderboard(db)] == [c, d, a, b]
+    assert [row["id"] for row in bot_queries.ratings_board(db)[0]] == [c, d, a, b]
     assert [row["id"] for row in bot_queries.list_bots(db, sort="rating")] == [c, d, a, b]

@@ -55,7 +55,7 @@ def test_every_page_renders_real_matches_and_a_tournament(db: Database) -> None:
         data = populate(db, servers)
     client = make_app(db).test_client()
 
-    board = bot_queries.leaderboard(db)
+    board = bot_queries.ratings_board(db)[0]
     home = get(client, "/")
     assert len(board) == 5
     positions = [home.index(f">{row['name']}</a>") for row in board]

@@ -3,7 +3,7 @@ owner token a token is. Every summary names the bot's current version (``version
 number and label; :mod:`arena.reading.queries.bot_versions` has all of them).
 
 A bot is *rated* once it has a rated, decided match (:data:`_RATED`); the leaderboard ranks the
-rated bots only (:data:`_RANKING`), and :func:`unrated_bots` lists the others apart. Lists read
+rated bots only (:data:`_RANKING`), and :func:`ratings_board` lists the others apart. Lists read
 the columns a summary shows, never whole rows.
 """
 
@@ -45,12 +45,10 @@ __all__ = [
     "bot_detail",
     "bot_names",
     "fit_summary",
-    "leaderboard",
     "list_bots",
     "rating_history",
     "ratings_board",
     "token_owner",
-    "unrated_bots",
     "version_ref",
 ]
 
@@ -346,28 +344,13 @@ def _ranked(conn: Connection, limit: int, include_inactive: bool) -> Sequence[An
     return [rows[bot_id] for bot_id in ids]
 
 
-def leaderboard(
-    db: Database, *, limit: int = 100, include_inactive: bool = False
-) -> list[dict[str, Any]]:
-    """Rated bots best first (see :data:`_RANKING`), each with its rank, interval and record.
-
-    Bots without a rated match are not here: see :func:`unrated_bots`.
-    """
-    return ratings_board(db, limit=limit, include_inactive=include_inactive)[0]
-
-
-def unrated_bots(
-    db: Database, *, limit: int = 100, include_inactive: bool = False
-) -> list[dict[str, Any]]:
-    """Bots without a rated match yet, by id: listed apart from the leaderboard, unranked."""
-    return ratings_board(db, limit=limit, include_inactive=include_inactive)[1]
-
-
 def ratings_board(
     db: Database, *, limit: int = 100, include_inactive: bool = False
 ) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
-    """The leaderboard and the unrated list (each up to ``limit``), read in one session: what
-    ``GET /api/v1/ratings`` and the leaderboard page show."""
+    """The leaderboard (rated bots best first, see :data:`_RANKING`, each with its rank,
+    interval and record) and, apart and unranked, the bots without a rated match yet by id:
+    each up to ``limit``, read in one session; what ``GET /api/v1/ratings`` and the
+    leaderboard page show."""
     with db.session() as session:
         # Core statements on the session's connection: no ORM entities are loaded.
         conn = session.connection()
