@@ -53,8 +53,11 @@ class Settings(msgspec.Struct, frozen=True, kw_only=True):
     #: Local executor: worker processes, and matches run at once in each (threads).
     worker_processes: int = 2
     worker_threads: int = 16
-    #: A claimed match's lease; a worker renews it while the match runs.
-    lease_seconds: int = 120
+    #: A claimed match's lease, renewed every ``lease_renew_fraction`` of it while the match
+    #: runs (at most half, so one failed renewal, a database blip, does not lose it): a
+    #: worker that dies leaves its match to the sweep once the lease runs out.
+    lease_seconds: int = 20
+    lease_renew_fraction: float = 0.25
     #: Task time limits and the broker visibility timeout (must exceed hard). The match job
     #: enforces the soft limit itself between deals (any executor, any Celery pool).
     task_time_limit: int = 1800
@@ -64,10 +67,12 @@ class Settings(msgspec.Struct, frozen=True, kw_only=True):
     max_attempts: int = 5
     #: The sweeper's safety net (Celery beat, or the local executor's timer): every
     #: ``sweep_interval_seconds`` it puts matches whose lease expired back to pending and
-    #: resubmits them, resubmits pending matches older than ``pending_grace_seconds`` (their
-    #: submission may have been lost), and advances every running tournament.
-    sweep_interval_seconds: float = 60.0
-    pending_grace_seconds: int = 600
+    #: resubmits them (ahead of the queue), resubmits every pending match at once when the
+    #: broker lost its queue (:mod:`arena.services.queue_loss`), resubmits a pending match
+    #: each time its age passes another multiple of ``pending_grace_seconds`` (its submission
+    #: may have been lost; 0: every sweep), and advances every running tournament.
+    sweep_interval_seconds: float = 5.0
+    pending_grace_seconds: int = 300
     #: Local executor: how often it also picks up pending matches created by another process
     #: (``gin-arena tournament start`` in another shell, an API without an executor of its
     #: own); 0 leaves them to the sweep's pending grace.
@@ -155,6 +160,8 @@ class Settings(msgspec.Struct, frozen=True, kw_only=True):
         for name in ("worker_processes", "worker_threads", "lease_seconds", "max_attempts"):
             if getattr(self, name) < 1:
                 raise SettingsError(f"ARENA_{name.upper()} must be at least 1")
+        if not 0.05 <= self.lease_renew_fraction <= 0.5:
+            raise SettingsError("ARENA_LEASE_RENEW_FRACTION must be between 0.05 and 0.5")
         if not (math.isfinite(self.sweep_interval_seconds) and self.sweep_interval_seconds > 0):
             raise SettingsError("ARENA_SWEEP_INTERVAL_SECONDS must be a number above 0")
         if self.pending_grace_seconds < 0:

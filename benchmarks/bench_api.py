@@ -36,7 +36,7 @@ than the cache holds: every request reads the database, encodes and gzips).
                                              [--only leaderboard,bracket,...]
 
 Needs PostgreSQL (``--pg-admin-url``; the two scratch databases are created and dropped).
-``--quick`` (30 and 90 matches, runs of a second or two) and ``--only`` write no JSON unless
+``--quick`` (30 and 90 matches, runs of half a second) and ``--only`` write no JSON unless
 given ``--json``.
 """
 
@@ -128,9 +128,9 @@ QUICK = Sizes(
     tournament_bots=4,
     tournament_format="single_elimination",
     full_length=3,
-    warmup_s=0.3,
-    open_s=1.5,
-    closed_s=1.0,
+    warmup_s=0.1,
+    open_s=0.5,
+    closed_s=0.4,
     closed_connections=8,
     open_connections=16,
 )

@@ -14,6 +14,8 @@ ones, and each executor's best round is reported (with every round's figure).
 
     .venv/bin/python benchmarks/bench_executors.py [--quick] [--json PATH]
 
+``--quick`` is a smoke run: 4 matches of one game to 100 a round, and no JSON.
+
 Needs PostgreSQL (``--pg-admin-url``, default the test server) and Redis (``--redis-url``,
 default db 13, flushed).
 """
@@ -368,7 +370,9 @@ def table_rows(db: Database) -> dict[str, int]:
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--quick", action="store_true", help="tiny counts; writes nothing")
+    parser.add_argument(
+        "--quick", action="store_true", help="tiny counts, one game to 100; writes nothing"
+    )
     parser.add_argument("--json", type=Path, help=f"where to write (default {RESULTS})")
     parser.add_argument("--matches", type=int, help="matches in the timed batch")
     parser.add_argument("--rounds", type=int, help="rounds per executor (alternating)")
@@ -382,7 +386,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         sizes = Sizes(args.matches, sizes.warmup, sizes.rounds, sizes.threads, sizes.write_records)
     if args.rounds:
         sizes = Sizes(sizes.matches, sizes.warmup, args.rounds, sizes.threads, sizes.write_records)
-    rules = RuleSet()  # standard: best of five games to 250
+    # Standard (best of five games to 250) for the figures; the smoke run plays one game to 100.
+    rules = RuleSet(target=100, best_of=1) if args.quick else RuleSet()
+    rules_label = "one game to 100" if args.quick else "standard (best of 5, games to 250)"
     seeds = list(range(sizes.matches))
     load_before = os.getloadavg()[0]
     cpu_before = time.process_time()
@@ -451,7 +457,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         "batch": {
             "matches": sizes.matches,
             "seeds": f"0..{sizes.matches - 1}",
-            "rules": "standard (best of 5, games to 250)",
+            "rules": rules_label,
             "bots": "house greedy (a) v house strong (b), each a `gin-arena bot serve` process",
             "worker_processes": 2,
             "matches_at_once_per_process": sizes.threads,
@@ -467,7 +473,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     }
     print()
     print(
-        f"Executors: {sizes.matches} standard matches, greedy v strong over HTTP, "
+        f"Executors: {sizes.matches} matches ({rules_label}), greedy v strong over HTTP, "
         f"2 processes x {sizes.threads} matches at once, PostgreSQL (best of "
         f"{sizes.rounds} round(s))"
     )

@@ -2,8 +2,9 @@
 while matches run.
 
 The API runs as ``gin-arena serve`` runs it (:class:`arena.api.server.ApiServer`: waitress,
-``THREADS`` request threads plus one per stream up to ``ARENA_MAX_STREAMS``, its
-:class:`~arena.playing.executors.LocalExecutor` playing the matches in two worker processes),
+whose threads start each stream and hand its connection to the one stream writer thread,
+:mod:`arena.live.writer`, and its :class:`~arena.playing.executors.LocalExecutor` playing the
+matches in two worker processes),
 in a child process of its own, on a scratch SQLite database, with two bots (the house
 ``greedy`` strategy behind the SDK's server, each in a process of its own, thinking
 ``--think-ms``, default 20 ms, per answer) playing standard matches back to back,
@@ -15,7 +16,9 @@ The clients (this process, one thread, non-blocking sockets) keep ``--streams`` 
 the running matches, a stream moving to another match when its match ends, for ``--seconds``,
 and record for every event the time it arrived minus the time it was published: the latency
 from the match's worker to the client, through the queue, the hub, the frame, the embargo and
-waitress. The target: ``--streams 500`` open at once with p99 under 250 ms.
+the writer. The target: ``--streams 500`` open at once with p99 under 250 ms. It also records
+the CPU share of each part (the API process alone, its match workers, the bots, the clients:
+they share the machine) and the load average before and after.
 
     .venv/bin/python benchmarks/bench_streams.py          # full run (~2 min): results/streams.json
     .venv/bin/python benchmarks/bench_streams.py --quick  # 50 streams, 10 s; writes nothing
@@ -38,6 +41,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -303,12 +307,22 @@ def measure(args: argparse.Namespace) -> dict[str, Any]:
             ids = json.loads(ids_path.read_text())
             time.sleep(2)  # the first matches start
             load_before = os.getloadavg()[0]
-            cpu_before = _cpu(server.pid)
+            before, client_before = _cpu_table(), time.process_time()
             result = run_clients(port, ids, args)
-            result["server_cpu_share"] = round(
-                (_cpu(server.pid) - cpu_before) / result["seconds"], 2
-            )
+            after, client_after = _cpu_table(), time.process_time()
+            seconds = result["seconds"]
+            share = _shares(before, after, seconds)
+            workers = [p for p, (_, parent) in after.items() if parent == server.pid]
+            api = share([server.pid])
+            result["server_cpu_share"] = round(api + share(workers), 2)
+            result["cpu_share"] = {
+                "api_process": round(api, 2),
+                "match_workers": round(share(workers), 2),
+                "bots": round(share([b.pid for b in bots]), 2),
+                "clients": round((client_after - client_before) / seconds, 2),
+            }
             result["load_before"] = round(load_before, 2)
+            result["load_after"] = round(os.getloadavg()[0], 2)
             return result
         finally:
             os.killpg(server.pid, signal.SIGTERM)
@@ -318,19 +332,29 @@ def measure(args: argparse.Namespace) -> dict[str, Any]:
                 bot.wait(timeout=30)
 
 
-def _cpu(pid: int) -> float:
-    """CPU seconds of a process and its children so far (Linux /proc)."""
-    total = 0.0
+def _cpu_table() -> dict[int, tuple[float, int]]:
+    """CPU seconds so far and parent of every process (Linux /proc)."""
+    table: dict[int, tuple[float, int]] = {}
     tick = os.sysconf("SC_CLK_TCK")
     for path in Path("/proc").glob("[0-9]*/stat"):
         try:
             fields = path.read_text().rsplit(")", 1)[1].split()
         except OSError:
             continue
-        proc, parent = int(path.parent.name), int(fields[1])
-        if proc == pid or parent == pid:
-            total += (int(fields[11]) + int(fields[12])) / tick
-    return total
+        table[int(path.parent.name)] = ((int(fields[11]) + int(fields[12])) / tick, int(fields[1]))
+    return table
+
+
+def _shares(
+    before: dict[int, tuple[float, int]], after: dict[int, tuple[float, int]], seconds: float
+) -> Callable[[list[int]], float]:
+    """The CPU share (cores) a set of processes used between the two tables."""
+
+    def share(pids: list[int]) -> float:
+        used = sum(after[p][0] - before.get(p, (0.0, 0))[0] for p in pids if p in after)
+        return used / seconds
+
+    return share
 
 
 def table(result: dict[str, Any]) -> str:
@@ -338,6 +362,7 @@ def table(result: dict[str, Any]) -> str:
     met = "met" if lat["p99"] is not None and lat["p99"] < TARGET_P99_MS else "not met"
     held = "met" if result["open_streams_min"] >= TARGET_STREAMS else "not met"
     cpu = result["server_cpu_share"]
+    parts = result["cpu_share"]
     whole = result["latency_ms_with_warmup"]
     return "\n".join(
         [
@@ -353,6 +378,11 @@ def table(result: dict[str, Any]) -> str:
             f"| events delivered per second (all streams) | {result['events_per_second']} | |",
             f"| streams refused (503) | {result['streams_refused']} | 0 |",
             f"| API process (with its 2 match workers) CPU share | {cpu} | |",
+            f"| CPU share (cores): API process / match workers / bots / clients"
+            f" | {parts['api_process']} / {parts['match_workers']} / {parts['bots']}"
+            f" / {parts['clients']} | |",
+            f"| load average (1 min) before / after | {result['load_before']}"
+            f" / {result['load_after']} | |",
         ]
     )
 

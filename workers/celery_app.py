@@ -11,6 +11,9 @@ Reliability settings, and why:
   enforces no time limit in the ``threads`` pool, so the match job keeps its own clock and
   stops a match past the soft limit (``arena.playing.jobs``); the lease fences out any overlap.
 * JSON only; tasks carry a match id, nothing else.
+* ``priority_steps``: two lists per queue on Redis, so a resubmitted match (the sweep's) is
+  served before the matches queued at :data:`~workers.tasks.MATCH_PRIORITY`
+  (:func:`workers.tasks.send_matches`).
 
 Workers use the ``threads`` pool: a match waits on bots almost all the time, so one process
 plays many at once (``--concurrency``, default ``ARENA_WORKER_THREADS``).
@@ -30,7 +33,7 @@ from celery import Celery
 
 from arena.services.periodic import CONTROL_QUEUE, PERIODIC_JOBS
 from arena.settings import Settings, load_settings
-from workers.tasks import periodic_task_name, register_tasks
+from workers.tasks import PRIORITY_STEPS, periodic_task_name, register_tasks
 
 __all__ = ["celery_app", "create_app"]  # and ``app`` (module __getattr__)
 
@@ -49,6 +52,7 @@ def create_app(settings: Settings) -> Celery:
         # tenth of the timeout instead, at least once a second and at most every 10 s.
         "unacked_restore_interval": max(1, min(10, settings.visibility_timeout // 10)),
         "unacked_restore_throttle": 1,
+        "priority_steps": PRIORITY_STEPS,
     }
     celery.conf.update(
         task_serializer="json",

@@ -7,6 +7,11 @@
 too. Only infrastructure errors are retried (with backoff); a bot's faults are part of the
 match, never a reason to retry. The tasks belong to no app
 until :func:`register_tasks` adds them to one (:func:`workers.celery_app.create_app` does).
+
+Every ``run_match`` is sent by :func:`send_matches`, at :data:`MATCH_PRIORITY`, or at
+:data:`RESUBMIT_PRIORITY` for a dead worker's matches, which the sweep (an urgent periodic job)
+resubmits: on Redis a lower number is served first, so a match whose worker died is played
+before the backlog queued ahead of it.
 """
 
 from __future__ import annotations
@@ -15,6 +20,7 @@ import os
 import socket
 from collections.abc import Iterable
 from functools import cache
+from typing import Any
 
 from celery import Celery, Task
 
@@ -27,9 +33,23 @@ from arena.services.periodic import PERIODIC_JOBS, PeriodicJob
 from arena.services.tournaments import advance_for_match
 from arena.settings import Settings
 
-__all__ = ["RUN_MATCH", "periodic_task_name", "register_tasks", "run_match"]
+__all__ = [
+    "MATCH_PRIORITY",
+    "PRIORITY_STEPS",
+    "RESUBMIT_PRIORITY",
+    "RUN_MATCH",
+    "periodic_task_name",
+    "register_tasks",
+    "run_match",
+    "send_matches",
+]
 
 RUN_MATCH = "workers.tasks.run_match"
+#: Message priorities of ``run_match`` (kombu's Redis transport: lower is served first; one
+#: list per step of :data:`PRIORITY_STEPS`, the broker option of the same name).
+RESUBMIT_PRIORITY = 0
+MATCH_PRIORITY = 5
+PRIORITY_STEPS = [RESUBMIT_PRIORITY, MATCH_PRIORITY]
 
 
 def periodic_task_name(job: PeriodicJob) -> str:
@@ -54,13 +74,21 @@ def _live(url: str) -> RedisSink:
     return RedisSink(url)
 
 
-def _submitter(app: Celery) -> Submit:
+def send_matches(
+    app: Celery, match_ids: Iterable[int], *, urgent: bool = False, connection: Any = None
+) -> None:
+    """Send one ``run_match`` per id, ahead of the queue if ``urgent`` (a resubmission)."""
+    priority = RESUBMIT_PRIORITY if urgent else MATCH_PRIORITY
+    for match_id in match_ids:
+        app.send_task(RUN_MATCH, args=[int(match_id)], priority=priority, connection=connection)
+
+
+def _submitter(app: Celery, *, urgent: bool = False) -> Submit:
     """Submits matches the way :class:`~arena.playing.executors.CeleryExecutor` does, through
-    the app running the task."""
+    the app running the task (ahead of the queue if ``urgent``)."""
 
     def submit(match_ids: Iterable[int]) -> None:
-        for match_id in match_ids:
-            app.send_task(RUN_MATCH, args=[int(match_id)])
+        send_matches(app, match_ids, urgent=urgent)
 
     return submit
 
@@ -96,7 +124,10 @@ def _periodic(job: PeriodicJob) -> object:
 
     def run(self: Task) -> object:
         settings = _settings(self)
-        return job.run(_db(settings.database_url), settings, _submitter(self.app))
+        db = _db(settings.database_url)
+        if job.urgent:
+            return job.run(db, settings, _submitter(self.app), _submitter(self.app, urgent=True))
+        return job.run(db, settings, _submitter(self.app))
 
     run.__name__ = run.__qualname__ = job.name
     run.__doc__ = f"The periodic job {job.name!r} (:mod:`arena.services.periodic`), once."

@@ -24,6 +24,7 @@ from waitress import wasyncore  # type: ignore[import-untyped, unused-ignore]
 from waitress.server import create_server  # type: ignore[import-untyped, unused-ignore]
 
 from arena.api.app import close_app, create_app
+from arena.live.handoff import quiet_handoffs
 from arena.playing.executors import LocalExecutor
 from arena.settings import Settings
 
@@ -31,8 +32,10 @@ __all__ = ["ApiServer", "serve"]
 
 log = logging.getLogger(__name__)
 
-#: Waitress worker threads for requests (bot checks block one for seconds); each open live
-#: stream holds one more (``ARENA_MAX_STREAMS`` of them: the server has both).
+#: Waitress worker threads for requests (bot checks block one for seconds). The server has
+#: ``ARENA_MAX_STREAMS`` more for the live streams: a match stream holds one only until its
+#: match has a feed (while it waits for a pending match), then its connection goes to the
+#: one writer thread (:mod:`arena.live.writer`); a tournament or ladder stream holds one.
 THREADS = 8
 
 
@@ -52,6 +55,7 @@ class ApiServer:
         if with_executor and settings.executor_kind == "local":
             self.executor = LocalExecutor(settings, live_events=True)
         self.app = create_app(settings, executor=self.executor)
+        quiet_handoffs()
         self._server: Any = create_server(
             self.app,
             host=host,

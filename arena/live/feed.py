@@ -10,6 +10,12 @@ previous one.
 
 Subscribers wait on :attr:`MatchFeed.changed` (a condition over the feed's lock) and read what
 is new with :meth:`MatchFeed.since`.
+
+Whether the match's seed is shared with another open match (the embargo's withheld view) is
+asked at the start and after every deal. Given an executor (``checks``: the hub's), the
+question is asked there, not in the thread taking the events, so a slow database holds back
+only this match's frames: the frames made while it is asked are kept from every subscriber
+until the answer says how to cut them (:meth:`MatchFeed.since` gives only decided frames).
 """
 
 from __future__ import annotations
@@ -17,6 +23,7 @@ from __future__ import annotations
 import logging
 import threading
 import time
+from concurrent.futures import Executor, Future
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -73,7 +80,9 @@ class MatchFeed:
     """The live state of one match (see the module docstring). ``twin_open()`` says whether
     another open match shares its seed (asked at the start and after every deal)."""
 
-    def __init__(self, match_id: int, twin_open: Any = None) -> None:
+    def __init__(
+        self, match_id: int, twin_open: Any = None, checks: Executor | None = None
+    ) -> None:
         self.match_id = match_id
         self.attempt = 0
         self.frames: list[Frame] = []
@@ -84,6 +93,14 @@ class MatchFeed:
         self._n = -1
         self._twin_open = twin_open
         self._withheld = False
+        self._checks = checks
+        #: Frames before this index are decided (their ``withheld`` is known).
+        self._visible = 0
+        #: While a twin check is asked: where its undecided frames start, and where the
+        #: frames of a check asked meanwhile (after a later deal) start.
+        self._asking: int | None = None
+        self._again: int | None = None
+        self._generation = 0
         self._rules: RuleSet | None = None
         self._faults: list[StoredFault] = []
         self._deal: _Deal | None = None
@@ -118,6 +135,9 @@ class MatchFeed:
         self.ended = False
         self.status = "running"
         self._n = -1
+        self._visible = 0
+        self._asking = self._again = None
+        self._generation += 1  # a check still being asked is for the old attempt
         self._faults = []
         self._deal = None
 
@@ -135,14 +155,64 @@ class MatchFeed:
                 None if published is None else float(published),
             )
         )
+        if self._asking is None:
+            self._visible = len(self.frames)
+
+    def _ask_twin(self) -> bool:
+        """Whether another open match shares the seed (unknown: yes, withhold)."""
+        try:
+            return bool(self._twin_open(self.match_id))
+        except Exception:
+            log.exception("twin check of match %s failed", self.match_id)
+            return True
 
     def _check_twin(self) -> None:
-        if self._twin_open is not None:
-            try:
-                self._withheld = bool(self._twin_open(self.match_id))
-            except Exception:  # unknown: withhold
-                log.exception("twin check of match %s failed", self.match_id)
-                self._withheld = True
+        """Ask the twin question for the frames from here on (see the module docstring)."""
+        if self._twin_open is None:
+            return
+        if self._checks is None:
+            self._withheld = self._ask_twin()
+            return
+        if self._asking is not None:  # one is being asked: ask again once it is answered
+            if self._again is None:
+                self._again = len(self.frames)
+            return
+        self._asking = len(self.frames)
+        self._submit()
+
+    def _submit(self) -> None:
+        assert self._checks is not None
+        generation = self._generation
+        try:
+            future = self._checks.submit(self._ask_twin)
+        except RuntimeError:  # the executor is shut down: ask here
+            self._answered(generation, self._ask_twin())
+            return
+        future.add_done_callback(lambda done: self._done(generation, done))
+
+    def _done(self, generation: int, future: Future[bool]) -> None:
+        try:
+            withheld = future.result()
+        except BaseException:  # cancelled at shutdown: withhold
+            withheld = True
+        with self.changed:
+            self._answered(generation, withheld)
+            self.changed.notify_all()
+
+    def _answered(self, generation: int, withheld: bool) -> None:
+        """A twin answer (under the lock): decide the frames it covers, ask again if asked."""
+        if generation != self._generation or self._asking is None:
+            return
+        end = len(self.frames) if self._again is None else self._again
+        for frame in self.frames[self._asking : end]:
+            frame.withheld = withheld
+        self._withheld = withheld
+        self._visible = end
+        if self._again is None:
+            self._asking = None
+            return
+        self._asking, self._again = self._again, None
+        self._submit()
 
     def _take(self, event: RawEvent) -> None:
         kind = event["k"]
@@ -242,15 +312,18 @@ class MatchFeed:
     # -- subscribers (any thread) --------------------------------------------------------
 
     def since(self, attempt: int, seq: int) -> tuple[int, list[Frame], bool]:
-        """The current attempt, its frames after ``seq`` (all of them when ``attempt`` is an
-        older one) and whether the match has ended (call with :attr:`changed` held or not)."""
+        """The current attempt, its decided frames after ``seq`` (all of them when ``attempt``
+        is an older one) and whether the match has ended and every frame is decided (call
+        with :attr:`changed` held or not)."""
         with self.changed:
-            frames = self.frames[seq:] if attempt == self.attempt else list(self.frames)
-            return self.attempt, frames, self.ended
+            visible = self._visible
+            frames = self.frames[seq:visible] if attempt == self.attempt else self.frames[:visible]
+            return self.attempt, frames, self.ended and visible == len(self.frames)
 
     def render(self, frame: Frame, view: str) -> bytes:
-        """``frame`` as ``view`` sees it, encoded as an SSE event (once per view)."""
-        key = "withheld" if frame.withheld else view
+        """``frame`` as ``view`` sees it, encoded as an SSE event (once per view; a frame other
+        than a step is the same for every view, so encoded once for all)."""
+        key = "withheld" if frame.withheld else view if frame.event == "step" else "all"
         encoded = frame._encoded.get(key)
         if encoded is None:
             data = frame.data

@@ -5,6 +5,11 @@ The chunks are made without Flask (the view, :mod:`arena.api.views.streams`, onl
 request and serves them): ``hello(attempt, status)`` makes the ``match`` event, ``settled()``
 the ending of a match that is over (``replay`` and ``end``, from the database; None while the
 match is open). Each chunk holds every event that was ready at once (one write per wake-up).
+
+Under ``gin-arena serve`` a stream runs here only until it has its match's feed (the ``match``
+event, and the wait of a pending match); then ``handoff`` gives its connection to the
+process's one writer thread (:mod:`arena.live.writer`), which writes what follows. Served any
+other way (another WSGI server, a test client), the whole stream is this iterator.
 """
 
 from __future__ import annotations
@@ -52,8 +57,11 @@ def follow_match(
     hello: Callable[[int | None, str], bytes],
     settled: Callable[[], bytes | None],
     ping_seconds: float = 15.0,
+    handoff: Callable[[MatchFeed, tuple[int, int] | None], bool] | None = None,
 ) -> Iterator[bytes]:
-    """The stream of a pending or running match (see the module docstring)."""
+    """The stream of a pending or running match (see the module docstring). ``handoff(feed,
+    last)``, once the stream has its feed, may take the stream away to be written elsewhere
+    (:class:`arena.live.writer.StreamWriter`): True ends the iterator there."""
     feed = hub.feed(match_id)
     yield RETRY + hello(None if feed is None else feed.attempt or None, status)
     if feed is None:
@@ -65,6 +73,8 @@ def follow_match(
         feed = found
         last = None
         yield hello(feed.attempt or None, "running")
+    if handoff is not None and handoff(feed, last):
+        return
     yield from _follow(feed, view, last, hello, settled, ping_seconds)
 
 

@@ -19,6 +19,7 @@ import queue
 import threading
 import time
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 from arena.live.feed import MatchFeed
@@ -48,6 +49,11 @@ class LiveHub:
         self._feeds: dict[int, MatchFeed] = {}
         self._lock = threading.Lock()
         self._twin_open = twin_open
+        #: Where the feeds ask their twin question (one thread: the database, not the
+        #: thread delivering every match's events, waits for the answer).
+        self._checks = (
+            None if twin_open is None else ThreadPoolExecutor(1, thread_name_prefix="live-twin")
+        )
         self._history = history
         self._closers: list[Callable[[], None]] = []
         self._stop = threading.Event()
@@ -75,7 +81,7 @@ class LiveHub:
         with self._lock:
             feed = self._feeds.get(match_id)
             if feed is None:
-                feed = self._feeds[match_id] = MatchFeed(match_id, self._twin_open)
+                feed = self._feeds[match_id] = MatchFeed(match_id, self._twin_open, self._checks)
         for event in events:
             feed.apply(event)
         return feed
@@ -91,7 +97,7 @@ class LiveHub:
             if feed is None:
                 if self._history is not None and event["k"] != "start" and not wanted:
                     return  # nobody follows it here; a stream reads its history when it comes
-                feed = self._feeds[match_id] = MatchFeed(match_id, self._twin_open)
+                feed = self._feeds[match_id] = MatchFeed(match_id, self._twin_open, self._checks)
                 created = True
         if not feed.apply(event) and self._history is not None:
             for past in self._history(match_id):
@@ -142,3 +148,5 @@ class LiveHub:
         for close in reversed(self._closers):
             close()
         self._closers.clear()
+        if self._checks is not None:
+            self._checks.shutdown(wait=False, cancel_futures=True)

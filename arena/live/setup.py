@@ -19,7 +19,7 @@ from arena.reading.embargo import OPEN
 from arena.reading.queries import matches as match_queries
 from arena.settings import Settings
 
-__all__ = ["make_hub", "twin_open"]
+__all__ = ["TwinCheck", "make_hub", "twin_open"]
 
 
 def twin_open(db: Database, match_id: int) -> bool:
@@ -28,18 +28,39 @@ def twin_open(db: Database, match_id: int) -> bool:
     return match_queries.seed_twin_in(db, match_queries.match_state(db, match_id), OPEN)
 
 
+class TwinCheck:
+    """:func:`twin_open` for a hub, asked at the start of every match and after every deal:
+    a match's seed and tournament never change, so they are read once per match (then one
+    query a check, not two)."""
+
+    #: Matches whose seed is remembered (then the memory starts over).
+    KEEP = 10_000
+
+    def __init__(self, db: Database) -> None:
+        self._db = db
+        self._states: dict[int, dict[str, object]] = {}
+
+    def __call__(self, match_id: int) -> bool:
+        state = self._states.get(match_id)
+        if state is None:
+            if len(self._states) >= self.KEEP:
+                self._states.clear()
+            state = self._states[match_id] = match_queries.match_state(self._db, match_id)
+        return match_queries.seed_twin_in(self._db, state, OPEN)
+
+
 def make_hub(settings: Settings, db: Database, executor: Any) -> LiveHub:
     """The hub of a serving process, fed by the source its settings give (see above)."""
     if settings.executor_kind == "celery":
         source = RedisSource(live_redis_url(settings))
         hub = LiveHub(
-            twin_open=lambda m: twin_open(db, m),
+            twin_open=TwinCheck(db),
             history=source.history,
             subscribe=lambda h: source.start(h.deliver),
         )
         hub.on_close(source.close)
         return hub
-    hub = LiveHub(twin_open=lambda m: twin_open(db, m))
+    hub = LiveHub(twin_open=TwinCheck(db))
     events = getattr(executor, "live_events", None)
     if events is not None:
         hub.pump(events)

@@ -15,12 +15,13 @@ starting or advancing after a result) commits them and then hands their ids to t
 themselves. The API gets its executor from whoever starts it: ``gin-arena serve`` passes its
 :class:`LocalExecutor`, and with Celery the app makes a :class:`CeleryExecutor`. Polling is only
 the safety net, the sweep (:mod:`arena.services.sweeper`, every ``ARENA_SWEEP_INTERVAL_SECONDS``:
-Celery beat, or the local executor's timer): expired leases, pending matches older than
-``ARENA_PENDING_GRACE_SECONDS``, running tournaments. The local executor also picks up, every
-``ARENA_PICKUP_INTERVAL_SECONDS`` (default 1 s; 0 turns it off), pending matches that no
-executor in this process was handed: those another process created (``gin-arena tournament
-start`` in another shell while ``serve`` runs, an API process with no executor of its own,
-:class:`LeftPending`).
+Celery beat, or the local executor's timer): expired leases, every pending match when the
+broker lost its queue, pending matches once per ``ARENA_PENDING_GRACE_SECONDS`` of age,
+running tournaments; with Celery its resubmissions jump the queue. The local executor also
+picks up, every ``ARENA_PICKUP_INTERVAL_SECONDS`` (default 1 s; 0 turns it off), pending
+matches that no executor in this process was handed: those another process created
+(``gin-arena tournament start`` in another shell while ``serve`` runs, an API process with no
+executor of its own, :class:`LeftPending`).
 
 **Periodic jobs.** The sweep is one of :data:`arena.services.periodic.PERIODIC_JOBS` (with the
 ladder's rounds, the health sweep and the webhook deliveries): the local executor runs each on a
@@ -273,16 +274,17 @@ class CeleryExecutor:
             return self._app
 
     def submit(self, match_ids: Iterable[int]) -> None:
-        """Send one ``run_match`` task per match."""
+        """Send one ``run_match`` task per match (:func:`workers.tasks.send_matches`)."""
         ids = [int(match_id) for match_id in match_ids]
         if not ids:
             return
+        from workers.tasks import send_matches  # noqa: PLC0415 - Celery only when used
+
         app = self.app
         # A connection of our own, closed on return (kombu's shared pools keep sockets open
         # for the life of the process).
         with app.connection_for_write() as connection:
-            for match_id in ids:
-                app.send_task("workers.tasks.run_match", args=[match_id], connection=connection)
+            send_matches(app, ids, connection=connection)
 
     def close(self) -> None:
         """Close the Celery app's connections (if a submission made it)."""

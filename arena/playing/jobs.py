@@ -91,13 +91,22 @@ class MatchTimeLimitError(Exception):
 
 
 class _Heartbeat:
-    """Renews the lease every third of its length; remembers if it was lost. Its
-    :meth:`check`, run after every deal, also stops a match past its time limit."""
+    """Renews the lease every ``renew_fraction`` of its length (``ARENA_LEASE_RENEW_FRACTION``);
+    remembers if it was lost. Its :meth:`check`, run after every deal, also stops a match past
+    its time limit."""
 
-    def __init__(self, db: Database, claim: Claim, lease_seconds: int, time_limit: float) -> None:
+    def __init__(
+        self,
+        db: Database,
+        claim: Claim,
+        lease_seconds: int,
+        time_limit: float,
+        renew_fraction: float,
+    ) -> None:
         self.db = db
         self.claim = claim
         self.lease_seconds = lease_seconds
+        self.renew_every = lease_seconds * renew_fraction
         self.time_limit = time_limit
         self.started = time.monotonic()
         self.lost = threading.Event()
@@ -115,8 +124,7 @@ class _Heartbeat:
         self._thread.join(timeout=10)
 
     def _run(self) -> None:
-        interval = max(0.5, self.lease_seconds / 3)
-        while not self._stop.wait(interval):
+        while not self._stop.wait(self.renew_every):
             try:
                 if not renew_lease(self.db, self.claim, lease_seconds=self.lease_seconds):
                     self.lost.set()
@@ -269,7 +277,13 @@ def _play(
     live = None if live_sink is None else MatchLive(live_sink, match_id, claim.attempt, spec.rules)
     try:
         players = make_players(claim, settings)
-        with _Heartbeat(db, claim, settings.lease_seconds, settings.task_soft_time_limit) as beat:
+        with _Heartbeat(
+            db,
+            claim,
+            settings.lease_seconds,
+            settings.task_soft_time_limit,
+            settings.lease_renew_fraction,
+        ) as beat:
             on_progress: Callable[[MatchProgress], None] = beat.check
             if live is not None:
                 live.started()

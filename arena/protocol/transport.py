@@ -15,7 +15,12 @@ saw it (``TCP_INFO``): in time, it is taken, with that arrival as its latency; l
 off. So the cut-off holds to the kernel's tick (a few ms) whatever the arena's own lateness,
 and no latency is ever recorded over the deadline (a timeout records exactly the deadline).
 ``benchmarks/bench_deadline.py`` measures both on a busy machine. Redirects are never
-followed. Failures raise :class:`TransportError` with a fault kind; nothing else escapes.
+followed. Interim answers (``100 Continue``, ``103 Early Hints``) are read past to the final
+one, and the answer ends where its framing says: bytes after it in the same read change
+nothing (the connection is then not reused), and bytes that arrive on a kept connection
+before the next request is sent close it (a new one carries the request), so the verdict
+never depends on how the bot's bytes were split into packets (``benchmarks/bench_fuzz.py``
+checks that). Failures raise :class:`TransportError` with a fault kind; nothing else escapes.
 """
 
 from __future__ import annotations
@@ -27,6 +32,7 @@ import struct
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from typing import NoReturn
 
 import httptools
 
@@ -88,6 +94,7 @@ class _Answer:
         "max_body",
         "parser",
         "size",
+        "too_large",
     )
 
     def __init__(self, max_body: int) -> None:
@@ -101,7 +108,20 @@ class _Answer:
         #: The body's end is marked (Content-Length or chunked), not the connection's close.
         self.delimited = False
         self.keep_alive = False
+        #: Why the answer is over a cap, once it is. httptools hands a callback's exception on
+        #: only as the ``__context__`` of its own error, and Python replaces that when the
+        #: error is raised within an ``except`` (the retry after a stale connection): the
+        #: verdict is read from here.
+        self.too_large: str | None = None
         self.parser: httptools.HttpResponseParser | None = None
+
+    def _over(self, why: str) -> NoReturn:
+        self.too_large = why
+        raise _TooLargeError(why)
+
+    def on_message_begin(self) -> None:
+        if self.done:  # a second answer in the same read: it is not this one's
+            raise _TrailingBytesError
 
     def on_headers_complete(self) -> None:
         self.headers_done = True
@@ -112,26 +132,34 @@ class _Answer:
     def on_header(self, name: bytes, value: bytes) -> None:
         self.head_bytes += len(name) + len(value)
         if self.head_bytes > _MAX_HEAD:
-            raise _TooLargeError(f"answer headers are over {_MAX_HEAD} bytes")
+            self._over(f"answer headers are over {_MAX_HEAD} bytes")
         lower = name.lower()
         if lower == b"location":
             self.location = value
         elif lower == b"content-length":
             self.delimited = True
             if value.isdigit() and int(value) > self.max_body:
-                raise _TooLargeError(
-                    f"answer of {int(value)} bytes is over the {self.max_body}-byte cap"
-                )
+                self._over(f"answer of {int(value)} bytes is over the {self.max_body}-byte cap")
         elif lower == b"transfer-encoding":
             self.delimited = True
 
     def on_body(self, chunk: bytes) -> None:
         self.size += len(chunk)
         if self.size > self.max_body:
-            raise _TooLargeError(f"answer is over the {self.max_body}-byte cap")
+            self._over(f"answer is over the {self.max_body}-byte cap")
         self.body.append(chunk)
 
     def on_message_complete(self) -> None:
+        assert self.parser is not None
+        status = self.parser.get_status_code()
+        if 100 <= status < 200 and status != 101:
+            # An interim answer (100 Continue, 103 Early Hints): a client reads on to the
+            # final one (RFC 9110, 15.2), whether it came in the same read or a later one.
+            self.headers_done = self.delimited = False
+            self.location = b""
+            self.body.clear()
+            self.size = 0
+            return
         self.done = True
 
 
@@ -275,6 +303,10 @@ class Transport:
             return self._request_bytes(method, path, body, extra)
 
         try:
+            if self._sock is not None and self._idle_is_readable():
+                # Bytes (or the close) on a connection nobody asked anything of: the rest of
+                # an earlier answer, never this request's. A new connection instead.
+                self.close()
             reused = self._sock is not None
             try:
                 return self._exchange(payload(), deadline, start, timeout_s)
@@ -327,6 +359,14 @@ class Transport:
             raise TimeoutError
         return max(0.0, min(arrived - start, timeout_s)) * 1000.0
 
+    def _idle_is_readable(self) -> bool:
+        """Whether the kept connection has something to read before a request is sent."""
+        assert self._poll is not None and self._sock is not None
+        if isinstance(self._sock, ssl.SSLSocket) and self._sock.pending():
+            return True
+        self._poll.modify(self._sock.fileno(), select.POLLIN)
+        return bool(self._poll.poll(0))
+
     def _remaining(self, deadline: float) -> float:
         left = deadline - self._clock()
         if left <= 0:
@@ -361,15 +401,15 @@ class Transport:
             received += len(data)
             try:
                 parser.feed_data(data)
-            except _TooLargeError as exc:
-                raise TransportError("body_too_large", str(exc)) from None
-            except httptools.HttpParserCallbackError as exc:
-                cause = exc.__context__
-                if isinstance(cause, _TooLargeError):
-                    raise TransportError("body_too_large", str(cause)) from None
-                raise TransportError("connection", f"malformed HTTP answer: {exc}") from None
             except httptools.HttpParserError as exc:
-                raise TransportError("connection", f"malformed HTTP answer: {exc}") from None
+                if answer.too_large is not None:
+                    raise TransportError("body_too_large", answer.too_large) from None
+                if not answer.done:
+                    raise TransportError("connection", f"malformed HTTP answer: {exc}") from None
+                # Bytes after a whole answer, in the same read: the answer stands as it came
+                # (were they in a later read it would have been taken before they arrived),
+                # and the connection is not reused (they are no answer to the next request).
+                answer.keep_alive = False
             except httptools.HttpParserUpgrade:  # not an HttpParserError: a 101 nobody asked for
                 raise TransportError(
                     "status",
@@ -414,6 +454,10 @@ _LAST_DATA_RECV = 52
 
 class _StaleConnectionError(Exception):
     """The connection closed before any byte of the answer arrived."""
+
+
+class _TrailingBytesError(Exception):
+    """Another answer began after the whole answer, in the same read."""
 
 
 def _printable(text: str) -> str:

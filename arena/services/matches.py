@@ -2,8 +2,10 @@
 
 A service that schedules matches does it in its own transaction and, once that has committed,
 hands their ids to the executor (a :data:`Submit`, e.g. ``executor.submit``): the only way a
-match reaches a worker. :func:`sweep_stuck` and :func:`pending_match_ids` are the sweeper's
-safety net for submissions that were lost or made by another process.
+match reaches a worker. :func:`expired_lease_ids`, :func:`pending_to_resend`,
+:func:`release_expired`, :func:`sweep_stuck` and :func:`pending_match_ids` are the sweeper's
+safety net for submissions that were lost or
+made by another process.
 
 Every write is a short transaction that begins with a guarded ``UPDATE`` (so on SQLite it takes
 the write lock at once and the busy timeout applies). The guards:
@@ -39,13 +41,19 @@ __all__ = [
     "MatchSpec",
     "Submit",
     "claim_match",
+    "end_leases",
+    "expired_lease_ids",
     "fail_match",
     "match_status",
     "pending_match_ids",
+    "pending_to_resend",
+    "release_expired",
     "release_match",
     "renew_lease",
+    "running_leases",
     "schedule_match",
     "schedule_matches",
+    "stuck_match_ids",
     "sweep_stuck",
 ]
 
@@ -326,29 +334,110 @@ def fail_match(db: Database, claim: Claim, error: str) -> bool:
     )
 
 
-def sweep_stuck(db: Database, *, pending_grace_s: int, now: datetime | None = None) -> list[int]:
-    """Matches to resubmit: running with an expired lease (put back to pending), and pending
-    matches older than the grace period (``ARENA_PENDING_GRACE_SECONDS``: their submission may
-    have been lost)."""
-    now = now or utcnow()
+def expired_lease_ids(db: Database, *, now: datetime) -> list[int]:
+    """Running matches whose lease has run out (their worker died): to resubmit."""
     with db.session() as session:
-        stuck = list(
-            session.scalars(
-                update(MatchRow)
-                .where(MatchRow.status == MatchStatus.RUNNING, MatchRow.lease_expires_at < now)
-                .values(status=MatchStatus.PENDING, lease_owner=None)
-                .returning(MatchRow.id)
-            )
-        )
-        stale = list(
+        return sorted(
             session.scalars(
                 select(MatchRow.id).where(
-                    MatchRow.status == MatchStatus.PENDING,
-                    MatchRow.created_at < now - timedelta(seconds=pending_grace_s),
+                    MatchRow.status == MatchStatus.RUNNING, MatchRow.lease_expires_at < now
                 )
             )
         )
-    return sorted(set(stuck) | set(stale))
+
+
+def pending_to_resend(
+    db: Database,
+    *,
+    pending_grace_s: int,
+    now: datetime,
+    window_s: float | None = None,
+    all_pending: bool = False,
+) -> list[int]:
+    """Pending matches to resubmit: every one with ``all_pending`` (the broker lost its
+    queue); else those older than the grace period (``ARENA_PENDING_GRACE_SECONDS``: their
+    submission may have been lost) or, with ``window_s`` (the sweep), only those whose age
+    passed a multiple of the grace in the last ``window_s`` seconds, so a match waiting in a
+    long queue is sent again once per grace, not on every sweep. A grace of 0 takes every
+    pending match."""
+    with db.session() as session:
+        pending = select(MatchRow.id, MatchRow.created_at).where(
+            MatchRow.status == MatchStatus.PENDING
+        )
+        if not all_pending:
+            pending = pending.where(MatchRow.created_at <= now - timedelta(seconds=pending_grace_s))
+        return sorted(
+            match_id
+            for match_id, created in session.execute(pending)
+            if all_pending
+            or window_s is None
+            or pending_grace_s == 0
+            or (now - created).total_seconds() % pending_grace_s < window_s
+        )
+
+
+def stuck_match_ids(
+    db: Database, *, pending_grace_s: int, now: datetime | None = None
+) -> list[int]:
+    """Matches on an expired lease and pending ones past the grace (nothing is changed)."""
+    now = now or utcnow()
+    expired = expired_lease_ids(db, now=now)
+    return sorted({*expired, *pending_to_resend(db, pending_grace_s=pending_grace_s, now=now)})
+
+
+def running_leases(db: Database) -> list[tuple[int, str]]:
+    """Every running match with its lease owner (the sweep looks for owners that are dead)."""
+    with db.session() as session:
+        rows = session.execute(
+            select(MatchRow.id, MatchRow.lease_owner).where(
+                MatchRow.status == MatchStatus.RUNNING, MatchRow.lease_owner.is_not(None)
+            )
+        ).all()
+    return [(int(match_id), str(owner)) for match_id, owner in rows]
+
+
+def end_leases(db: Database, leases: Iterable[tuple[int, str]], *, now: datetime) -> None:
+    """Expire these leases now (each only if the match is still running under that owner): a
+    lease whose holder is known dead need not be waited out."""
+    with db.session() as session:
+        for match_id, owner in leases:
+            session.execute(
+                update(MatchRow)
+                .where(
+                    MatchRow.id == match_id,
+                    MatchRow.status == MatchStatus.RUNNING,
+                    MatchRow.lease_owner == owner,
+                )
+                .values(lease_expires_at=now - timedelta(microseconds=1))
+            )
+
+
+def release_expired(db: Database, match_ids: Iterable[int], *, now: datetime | None = None) -> None:
+    """Put these matches back to pending if they are still running on an expired lease (what
+    the sweep does once it has resubmitted them: a claim takes an expired lease either way, so
+    a sweep that dies before this line loses nothing)."""
+    ids = list(match_ids)
+    if not ids:
+        return
+    with db.session() as session:
+        session.execute(
+            update(MatchRow)
+            .where(
+                MatchRow.id.in_(ids),
+                MatchRow.status == MatchStatus.RUNNING,
+                MatchRow.lease_expires_at < (now or utcnow()),
+            )
+            .values(status=MatchStatus.PENDING, lease_owner=None)
+        )
+
+
+def sweep_stuck(db: Database, *, pending_grace_s: int, now: datetime | None = None) -> list[int]:
+    """``gin-arena sweep``: the matches of :func:`stuck_match_ids` (every pending one past the
+    grace), those on an expired lease put back to pending, for the caller to resubmit."""
+    now = now or utcnow()
+    ids = stuck_match_ids(db, pending_grace_s=pending_grace_s, now=now)
+    release_expired(db, ids, now=now)
+    return ids
 
 
 def pending_match_ids(db: Database) -> set[int]:

@@ -5,8 +5,10 @@ Each job is a function of ``(db, settings, submit)`` run every so many seconds: 
 bots, and the delivery of due webhooks. The local executor runs each on a timer thread of its
 own (``gin-arena serve``, ``gin-arena demo``, ``tournament start``); with Celery, beat sends
 each as the task ``workers.tasks.<name>`` on the ``control`` queue, so no job waits behind a
-backlog of matches. Every job is safe to run twice, at once or late: what it does is decided by
-guarded writes and unique keys, never by the timer.
+backlog of matches, and an ``urgent`` job (the sweep) can send what it resubmits ahead of the
+matches already queued (:data:`workers.tasks.RESUBMIT_PRIORITY`). Every job is safe to run
+twice, at once or late: what it does is decided by guarded writes and unique keys, never by
+the timer.
 """
 
 from __future__ import annotations
@@ -14,10 +16,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from arena.db.session import Database
 from arena.services.health import health_sweep
 from arena.services.ladder import run_ladder
-from arena.services.matches import Submit
 from arena.services.sweeper import sweep
 from arena.services.webhooks import deliver_due
 from arena.settings import Settings
@@ -34,13 +34,18 @@ class PeriodicJob:
 
     #: The Celery task is ``workers.tasks.<name>``.
     name: str
-    run: Callable[[Database, Settings, Submit], object]
+    #: ``run(db, settings, submit)``; an ``urgent`` job also takes a fourth argument, a submit
+    #: that sends ahead of the queue.
+    run: Callable[..., object]
     interval: Callable[[Settings], float]
     enabled: Callable[[Settings], bool] = lambda _settings: True
+    #: The job resubmits recovery work (the sweep: a dead worker's matches): with Celery it is
+    #: handed, as a fourth argument, a submit that sends ahead of the matches already queued.
+    urgent: bool = False
 
 
 PERIODIC_JOBS: tuple[PeriodicJob, ...] = (
-    PeriodicJob("sweep", sweep, lambda s: s.sweep_interval_seconds),
+    PeriodicJob("sweep", sweep, lambda s: s.sweep_interval_seconds, urgent=True),
     PeriodicJob(
         "ladder",
         run_ladder,

@@ -418,6 +418,8 @@ def finished_event(test: SprtTestRow) -> dict[str, Any]:
         "elo1": test.elo1,
         "pairs": test.pairs,
         "pentanomial": list(test.pentanomial),
+        # Revealed once the test is over (as the report does), so its pairs can be replayed.
+        "seed": test.seed,
         "elo": None
         if estimate is None
         else {"estimate": estimate.elo, "ci_low": estimate.ci_low, "ci_high": estimate.ci_high},

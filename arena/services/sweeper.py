@@ -2,23 +2,43 @@
 
 A match reaches a worker because the service that scheduled it submitted it after its commit
 (:mod:`arena.services.matches`). What that cannot cover, the sweep (Celery beat's
-``workers.tasks.sweep``, the local executor's timer) makes up: a match whose worker
-died (its lease expired) goes back to pending and is resubmitted; a pending match older than
-``ARENA_PENDING_GRACE_SECONDS`` (its submission was lost) is resubmitted; every running
-tournament and SPRT test is advanced (a worker may have died between recording a match and
-advancing its event); and the whole-history fit is redone if rated results were recorded since
-it was made (ladder matches and challenges close no tournament round, so this is when they
-reach it). Resubmitting is always safe: the claim decides who plays (a match already played or
-held by a live lease is skipped).
+``workers.tasks.sweep``, the local executor's timer) makes up:
+
+* a match whose worker died (its lease, ``ARENA_LEASE_SECONDS``, expired; or at once, when the
+  holder was a worker process of this host that no longer exists:
+  :mod:`arena.services.liveness`) is resubmitted and goes back to pending;
+* when the broker lost its queue (a Redis restarted empty: :mod:`arena.services.queue_loss`),
+  every pending match is resubmitted at once;
+* otherwise a pending match is resubmitted each time its age passes another multiple of
+  ``ARENA_PENDING_GRACE_SECONDS`` (its submission may have been lost);
+* every running tournament and SPRT test is advanced (a worker may have died between recording
+  a match and advancing its event); and the whole-history fit is redone if rated results were
+  recorded since it was made (ladder matches and challenges close no tournament round, so this
+  is when they reach it).
+
+A dead worker's matches are recovery, so with Celery they jump the queue (the sweep is an
+``urgent`` job of :mod:`arena.services.periodic`: it is handed a second, urgent submit); lost
+or stale pending matches are the backlog itself and go back in their order, at the normal
+priority. Resubmitting is always safe: the claim
+decides who plays (a match already played or held by a live lease is skipped).
 """
 
 from __future__ import annotations
 
 from sqlalchemy import func, select
 
-from arena.db.models import MatchRow, RatingFitStateRow
+from arena.db.models import MatchRow, RatingFitStateRow, utcnow
 from arena.db.session import Database
-from arena.services.matches import Submit, sweep_stuck
+from arena.services.liveness import is_dead_here
+from arena.services.matches import (
+    Submit,
+    end_leases,
+    expired_lease_ids,
+    pending_to_resend,
+    release_expired,
+    running_leases,
+)
+from arena.services.queue_loss import mark_queue, queue_was_lost
 from arena.services.ratings import refit_ratings
 from arena.services.sprt_tests import advance_running_tests
 from arena.services.tournaments import advance_running_tournaments
@@ -28,16 +48,40 @@ from arena.states import MatchStatus
 __all__ = ["sweep"]
 
 
-def sweep(db: Database, settings: Settings, submit: Submit) -> list[int]:
-    """One sweep (see the module docstring): the ids of the matches it resubmitted."""
-    ids = sweep_stuck(db, pending_grace_s=settings.pending_grace_seconds)
-    if ids:
-        submit(ids)
+def sweep(
+    db: Database, settings: Settings, submit: Submit, resubmit: Submit | None = None
+) -> list[int]:
+    """One sweep (see the module docstring): the ids of the matches it resubmitted. A dead
+    worker's matches go through ``resubmit`` (with Celery: ahead of the queue; default
+    ``submit``), lost or stale pending ones through ``submit``, in their order."""
+    dead = [(m, owner) for m, owner in running_leases(db) if is_dead_here(owner)]
+    now = utcnow()
+    if dead:
+        end_leases(db, dead, now=now)
+    lost = queue_was_lost(settings)
+    expired = expired_lease_ids(db, now=now)
+    pending = pending_to_resend(
+        db,
+        pending_grace_s=settings.pending_grace_seconds,
+        now=now,
+        # Twice the interval: a sweep that runs a little late leaves no match out.
+        window_s=2 * settings.sweep_interval_seconds,
+        all_pending=lost,
+    )
+    # Sent first, changed after: a sweep that dies in between leaves the next one the same
+    # matches to send (a lease still expired, a queue marker still absent).
+    if expired:
+        (resubmit or submit)(expired)
+    if pending:
+        submit(pending)
+    release_expired(db, expired, now=now)
+    if lost:
+        mark_queue(settings)
     advance_running_tournaments(db, submit, min_matches=settings.provisional_matches)
     advance_running_tests(db, submit)
     if fit_is_behind(db):
         refit_ratings(db, min_matches=settings.provisional_matches)
-    return ids
+    return sorted({*expired, *pending})
 
 
 def fit_is_behind(db: Database) -> bool:

@@ -289,6 +289,7 @@ class LiveDeal:
         self.first = _deal_step(self.state, self._arranged)
         self._hand = hand
         self._steps = [self.first]
+        self._result: dict[str, Any] | None = None
 
     def fault(self, n: int, fault: StoredFault) -> None:
         """A fault of this deal (the next entry of its seat marked as a fault is its)."""
@@ -299,16 +300,16 @@ class LiveDeal:
         step carries its showdown."""
         previous, self.state = self.state, apply(self.state, entry.action)
         step = _action_step(previous, self.state, entry, self._queue, self._arranged)
-        showdown = _showdown(self.state)
-        if showdown is not None:
-            step["showdown"] = showdown
+        if self.state.result is not None:  # the deal is over: its showdown, made once
+            self._result = _showdown(self.state)
+            step["showdown"] = self._result
         self._steps.append(step)
         return step
 
     def deal(self) -> dict[str, Any]:
         """The whole deal once it is over, as :func:`deal_steps` gives it (from the steps made
-        along the way: the deal is not replayed again)."""
-        result = _showdown(self.state)
+        along the way: the deal is not replayed again, nor its showdown made again)."""
+        result = self._result
         return {
             "game": self._hand.game,
             "deal": self._hand.index,

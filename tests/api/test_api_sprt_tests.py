@@ -44,6 +44,17 @@ def test_an_owner_tests_a_bot_against_itself_and_two_pairs_are_scheduled(
     assert [t["id"] for t in listed["items"]] == [body["id"]] and listed["next_before"] is None
 
 
+def test_a_tests_matches_name_the_test_in_the_match_api(
+    api: Api, bots: dict[str, RegisteredBot]
+) -> None:
+    me = bots["mine"]
+    test = api.post("/api/v1/tests", _body(me.bot_id, me.bot_id), token=me.token).json
+    for match_id in (m["id"] for m in test["matches"]):
+        assert api.get(f"/api/v1/matches/{match_id}").json["test_id"] == test["id"]
+    listed = api.get("/api/v1/matches").json["items"]
+    assert {m["test_id"] for m in listed} == {test["id"]}
+
+
 def test_the_owner_of_both_bots_may_test_one_against_the_other(
     api: Api, bots: dict[str, RegisteredBot]
 ) -> None:

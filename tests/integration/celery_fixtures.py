@@ -61,9 +61,11 @@ def executor(settings: Settings) -> Iterator[CeleryExecutor]:
 
 
 def broker_drained(redis_url: str) -> bool:
-    """No task waiting in the queue and none delivered but unacknowledged."""
+    """No task waiting in the queue (any of its priority lists) and none delivered but
+    unacknowledged."""
     client = redis.Redis.from_url(redis_url)
     try:
-        return client.llen("celery") == 0 and client.hlen("unacked") == 0
+        waiting = sum(client.llen(key) for key in client.scan_iter("celery*"))
+        return waiting == 0 and client.hlen("unacked") == 0
     finally:
         client.close()

@@ -1,9 +1,12 @@
 """benchmarks/bench_streams.py keeps working: a quick run (a few streams, a few seconds) prints
-its table and writes nothing (the committed figures change only with a full run)."""
+its table and writes nothing (the committed figures change only with a full run); the kept
+run's row in benchmarks/README.md is what results/streams.json holds."""
 
 from __future__ import annotations
 
+import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -29,3 +32,23 @@ def test_a_quick_run_prints_its_figures_and_writes_nothing() -> None:
     assert "| streams kept open" in done.stdout and "event latency" in done.stdout
     assert "wrote " not in done.stdout
     assert {p.name: p.stat().st_mtime_ns for p in results.iterdir()} == before
+
+
+def test_the_readme_row_of_the_kept_run_is_results_streams_json() -> None:
+    result = json.loads((ROOT / "benchmarks" / "results" / "streams.json").read_text())
+    text = (ROOT / "benchmarks" / "README.md").read_text()
+    start = text.index("## `bench_streams.py`")
+    section = text[start : text.find("\n## ", start + 1)]
+    row = next(line for line in section.splitlines() if "(`results/streams.json`)" in line)
+    cells = [c.strip() for c in row.strip().strip("|").split("|")]
+    p50, p99 = (float(v.replace(",", "")) for v in cells[2].split(" / "))
+    assert round(result["latency_ms"]["p50"]) == round(p50)
+    assert round(result["latency_ms"]["p99"]) == round(p99)
+    assert round(result["events_per_second"]) == round(float(cells[3].replace(",", "")))
+    assert int(cells[1]) == result["open_streams_min"]
+    shares = result["cpu_share"]
+    expected = " / ".join(
+        str(shares[k]) for k in ("api_process", "match_workers", "bots", "clients")
+    )
+    assert expected in cells[4], (expected, cells[4])
+    assert re.search(rf"load {result['load_before']}\b", cells[4]), cells[4]

@@ -5,6 +5,9 @@ could see, and while a duplicate twin is open no view names any card."""
 from __future__ import annotations
 
 import json
+import threading
+import time
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import pytest
@@ -145,3 +148,47 @@ def test_faults_keep_their_kind_but_their_detail_only_for_their_own_seat(
 def _data(encoded: bytes) -> Any:
     line = next(x for x in encoded.decode().split("\n") if x.startswith("data: "))
     return json.loads(line.removeprefix("data: "))
+
+
+def test_frames_made_while_the_twin_question_is_asked_reach_nobody_until_it_is_answered(
+    events: list[dict[str, Any]],
+) -> None:
+    asked: list[threading.Event] = []
+    answers = iter([False, True, True] + [False] * 1000)  # start: no twin; the first deal: one
+
+    def twin_open(_match: int) -> bool:
+        gate = threading.Event()
+        asked.append(gate)
+        assert gate.wait(60)
+        return next(answers)
+
+    first_dealt = next(i for i, e in enumerate(events) if e["k"] == "dealt")
+    with ThreadPoolExecutor(1) as checks:
+        feed = MatchFeed(1, twin_open=twin_open, checks=checks)
+        for event in events[: first_dealt + 5]:
+            assert feed.apply(event)
+        assert feed.since(1, 0)[1] == []  # the start's question is not answered yet
+        asked[0].set()
+        deadline = time.monotonic() + 60
+        while len(asked) < 2:  # answered: the first deal's frames go out; then the next asks
+            assert time.monotonic() < deadline
+            time.sleep(0.01)
+        decided = feed.since(1, 0)[1]
+        assert decided and not any(f.withheld for f in decided)
+        assert decided[-1].event == "deal"  # the frames after the deal wait for the answer
+        assert len(feed.frames) > len(decided)
+        asked[1].set()
+        for event in events[first_dealt + 5 :]:
+            assert feed.apply(event)
+        while True:
+            for gate in asked:
+                gate.set()
+            _, frames, ended = feed.since(1, 0)
+            if ended:
+                break
+            assert time.monotonic() < deadline
+            time.sleep(0.01)
+    second = frames[len(decided) :]
+    next_deal = next(i for i, f in enumerate(second) if f.event == "deal")
+    assert all(f.withheld for f in second[: next_deal + 1])  # the twin was open then
+    assert frames == feed.frames

@@ -7,6 +7,7 @@ import http.client
 import json
 import sys
 import threading
+import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -168,3 +169,34 @@ def test_the_tournament_and_ladder_streams(arena: Arena) -> None:
     assert response.getheader("Content-Type", "").startswith("text/event-stream")
     assert response.readline() == b"retry: 2000\n"
     conn.close()
+
+
+def test_under_waitress_match_streams_go_to_the_one_writer_and_a_closed_one_frees_its_place(
+    arena: Arena,
+) -> None:
+    services = live_services(arena.server.app)
+    match_id = arena.schedule(seed=14, target=250)
+    opened = [arena.get(f"/api/v1/matches/{match_id}/events") for _ in range(3)]
+    for _, response in opened:
+        assert response.status == 200
+    deadline = time.monotonic() + 120
+    while services.writer.streams < 3:  # each is handed off once its match has a feed
+        assert time.monotonic() < deadline, services.writer.streams
+        time.sleep(0.05)
+    assert services.open_streams == 3
+    conn, response = opened.pop()
+    response.close()
+    conn.close()
+    while services.open_streams > 2 or services.writer.streams > 2:
+        assert time.monotonic() < deadline, (services.open_streams, services.writer.streams)
+        time.sleep(0.05)
+    for conn, response in opened:  # the others still get the match's steps
+        names = []
+        for event in read_events(response):
+            if event is not None:
+                names.append(event.name)
+                if names.count("step") >= 3:
+                    break
+        assert names.count("step") >= 3
+        response.close()
+        conn.close()

@@ -143,6 +143,9 @@ def test_a_stronger_candidate_is_accepted_as_h1_over_unrated_duplicate_pairs(
         events = s.scalars(select(EventRow).where(EventRow.type == "test.finished")).all()
         assert [e.data["verdict"] for e in events] == ["h1"]
         assert events[0].data["test"] == test_id
+        # The seed is revealed with the verdict, as the report reveals it once the test is over.
+        seed = s.scalar(select(SprtTestRow.seed).where(SprtTestRow.id == test_id))
+        assert seed is not None and events[0].data["seed"] == seed
 
 
 def test_a_bot_against_itself_is_accepted_as_h0(db: Database) -> None:

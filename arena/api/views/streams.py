@@ -4,6 +4,11 @@ events. The contract is docs/STREAMS.md; the events come from :mod:`arena.live`.
 Errors before a stream starts are problem+json like the rest of the API: 404 for an unknown
 match or tournament, 401/403 for a seat view without the right token, 503 when the process
 already serves ``ARENA_MAX_STREAMS`` streams.
+
+Under waitress (``gin-arena serve``) a match stream's connection goes, once the stream has its
+match's feed, to the process's one writer thread (:mod:`arena.live.handoff`,
+:mod:`arena.live.writer`); the tournament and ladder streams, and every stream served another
+way, are written from the thread serving the request.
 """
 
 from __future__ import annotations
@@ -18,10 +23,13 @@ from arena.api.auth import current_principal, require_authenticated
 from arena.api.context import arena_context
 from arena.api.http import query_choice
 from arena.api.problems import ProblemError, forbidden
+from arena.live.feed import MatchFeed
 from arena.live.follow import follow_match, parse_last_event_id
+from arena.live.handoff import waitress_handoff
 from arena.live.hub import LiveHub
 from arena.live.outbox import OutboxTail, follow_outbox, ladder_events, tournament_events
 from arena.live.sse import HEADERS, RETRY, sse_event
+from arena.live.writer import TICK_SECONDS, StreamWriter, Subscriber
 from arena.reading.embargo import match_deals_public
 from arena.reading.queries import matches as match_queries
 from arena.reading.queries.tournaments import tournament_state
@@ -40,15 +48,33 @@ PING_SECONDS = 15.0
 _SETTLED = {s.value for s in MatchStatus} - {MatchStatus.PENDING.value, MatchStatus.RUNNING.value}
 
 
+class Lease:
+    """One stream's place under the limit, given back once (by the iterator serving the
+    stream, or by the writer it was handed to)."""
+
+    def __init__(self, services: LiveServices) -> None:
+        self._services = services
+        self._held = True
+        self.handed_off = False
+        self._lock = threading.Lock()
+
+    def release(self) -> None:
+        with self._lock:
+            held, self._held = self._held, False
+        if held:
+            self._services.leave()
+
+
 class LiveServices:
-    """What the streams of one app share: the hub of match feeds, the outbox tail, and the
-    count of open streams (at most ``limit``)."""
+    """What the streams of one app share: the hub of match feeds, the outbox tail, the writer
+    of handed-off streams, and the count of open streams (at most ``limit``)."""
 
     def __init__(self, hub: LiveHub, tail: OutboxTail, limit: int) -> None:
         self.hub = hub
         self.tail = tail
         self.limit = limit
         self.ping_seconds = PING_SECONDS
+        self.writer = StreamWriter(TICK_SECONDS)
         self._open = 0
         self._lock = threading.Lock()
 
@@ -56,7 +82,7 @@ class LiveServices:
     def open_streams(self) -> int:
         return self._open
 
-    def admit(self) -> None:
+    def admit(self) -> Lease:
         """Count a new stream (503 when the limit is reached)."""
         with self._lock:
             if self._open >= self.limit:
@@ -68,6 +94,7 @@ class LiveServices:
                     headers={"Retry-After": "5"},
                 )
             self._open += 1
+        return Lease(self)
 
     def leave(self) -> None:
         with self._lock:
@@ -75,6 +102,7 @@ class LiveServices:
 
     def close(self) -> None:
         self.tail.close()
+        self.writer.close()
         self.hub.close()
 
 
@@ -83,16 +111,36 @@ def live_services(app: Flask | None = None) -> LiveServices:
     return services
 
 
-def _stream(chunks: Iterator[bytes], services: LiveServices) -> Response:
-    services.admit()
+class _Counted:
+    """A stream's chunks, giving its place back when they end or the server closes them
+    (even unstarted), unless the stream was handed off (then the writer gives it back)."""
 
-    def counted() -> Iterator[bytes]:
+    def __init__(self, chunks: Iterator[bytes], lease: Lease) -> None:
+        self._chunks = chunks
+        self._lease = lease
+
+    def __iter__(self) -> _Counted:
+        return self
+
+    def __next__(self) -> bytes:
         try:
-            yield from chunks
-        finally:
-            services.leave()
+            return next(self._chunks)
+        except BaseException:
+            self.close()
+            raise
 
-    response = Response(counted(), mimetype="text/event-stream")
+    def close(self) -> None:
+        close = getattr(self._chunks, "close", None)
+        if close is not None:
+            close()
+        if not self._lease.handed_off:
+            self._lease.release()
+
+
+def _stream(
+    chunks: Iterator[bytes], services: LiveServices, lease: Lease | None = None
+) -> Response:
+    response = Response(_Counted(chunks, lease or services.admit()), mimetype="text/event-stream")
     response.headers.update(HEADERS)
     return response
 
@@ -179,6 +227,37 @@ def match_events(match_id: int) -> Response:
     if status in _SETTLED:
         ending = _ending(db, match_id) or b""
         return _stream(iter([RETRY + hello(detail["attempt"] or None, status) + ending]), services)
+    lease = services.admit()
+
+    def settled() -> bytes | None:
+        return _ending(db, match_id)
+
+    handoff = waitress_handoff(request.environ)
+
+    def hand_off(feed: MatchFeed, last: tuple[int, int] | None) -> bool:
+        if handoff is None:
+            return False
+        sock = handoff.take()
+        if sock is None:
+            return False
+        lease.handed_off = True
+        attempt, seq = last if last is not None else (feed.attempt, 0)
+        services.writer.add(
+            Subscriber(
+                sock,
+                handoff.chunked,
+                feed,
+                view,
+                attempt,
+                seq,
+                hello,
+                settled,
+                lease.release,
+                ping_seconds=services.ping_seconds,
+            )
+        )
+        return True
+
     chunks = follow_match(
         services.hub,
         match_id,
@@ -186,10 +265,11 @@ def match_events(match_id: int) -> Response:
         last,
         status=status,
         hello=hello,
-        settled=lambda: _ending(db, match_id),
+        settled=settled,
         ping_seconds=services.ping_seconds,
+        handoff=hand_off,
     )
-    return _stream(chunks, services)
+    return _stream(chunks, services, lease)
 
 
 def _last_outbox_id() -> int | None:

@@ -29,6 +29,7 @@ def _match_summary(m: Any, names: dict[int, str]) -> dict[str, Any]:
         "id": m.id,
         "status": m.status.value,
         "tournament_id": m.tournament_id,
+        "test_id": m.test_id,
         "match_key": m.match_key,
         "rated": m.rated,
         "bots": {
@@ -56,6 +57,7 @@ _MATCH_SUMMARIES = (
         MatchRow.id,
         MatchRow.status,
         MatchRow.tournament_id,
+        MatchRow.test_id,
         MatchRow.match_key,
         MatchRow.rated,
         MatchRow.bot_a_id,
