@@ -17,6 +17,7 @@ from arena.db.session import Database
 from arena.services.bots import RegisteredBot, register_bot, set_status
 from arena.services.matches import match_status
 from arena.states import BotStatus, MatchStatus
+from workers.tasks import MATCH_PRIORITY
 
 
 @pytest.fixture
@@ -154,8 +155,11 @@ def test_with_celery_the_match_is_sent_to_the_broker(db_url: str, redis_url: str
         db.dispose()
     client = redis.Redis.from_url(redis_url)
     try:
-        bodies = [json.loads(m) for m in client.lrange("celery", 0, -1)]
+        # The default queue is one list per priority step (``celery``, ``celery\x06\x165``...).
+        queues = [k for k in client.scan_iter("celery*") if client.type(k) == b"list"]
+        bodies = [json.loads(m) for k in queues for m in client.lrange(k, 0, -1)]
     finally:
         client.close()
     assert [b["headers"]["task"] for b in bodies] == ["workers.tasks.run_match"]
+    assert bodies[0]["properties"]["priority"] == MATCH_PRIORITY  # behind any resubmission
     assert bodies[0]["headers"]["argsrepr"] == f"[{response.json['id']}]"

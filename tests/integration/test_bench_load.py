@@ -21,7 +21,7 @@ def test_the_quick_load_benchmark_plays_every_match_once_while_the_api_is_read(
         "bench_load.py",
         tmp_path / "load.json",
         *("--redis-url", redis_url, "--pg-admin-url", PG_ADMIN_URL),
-        timeout=120,
+        timeout=600,
     )
     assert "of the ideal" in done.stdout
     setup, matches, api = result["setup"], result["matches"], result["api"]
