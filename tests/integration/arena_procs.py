@@ -169,7 +169,23 @@ def run_quick_benchmark(
     """Run ``benchmarks/<script> --quick --json <json_out> <args>``; fail with its output if
     it fails, else return the finished process and the figures it wrote."""
     argv = [sys.executable, str(BENCHMARKS / script), "--quick", "--json", str(json_out), *args]
-    done = subprocess.run(argv, capture_output=True, text=True, timeout=timeout, check=False)
+    # Its own process group, and on a timeout Ctrl-C first: the benchmark's ``finally`` stops
+    # the workers and servers it started. A bare SIGKILL left them running, and a leftover
+    # worker on this test's Redis database took later tests' tasks.
+    proc = subprocess.Popen(
+        argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True
+    )
+    try:
+        stdout, stderr = proc.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        proc.send_signal(signal.SIGINT)
+        try:
+            stdout, stderr = proc.communicate(timeout=60)
+        except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, signal.SIGKILL)
+            stdout, stderr = proc.communicate()
+        raise AssertionError(f"{script} --quick ran past {timeout} s\n{stdout}{stderr}") from None
+    done = subprocess.CompletedProcess(argv, proc.returncode, stdout, stderr)
     assert done.returncode == 0, done.stdout + done.stderr
     figures: dict[str, Any] = json.loads(json_out.read_text())
     return done, figures
