@@ -36,8 +36,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
-import platform
 import random
 import socket
 import struct
@@ -48,12 +46,12 @@ from collections import Counter
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager, suppress
 from dataclasses import dataclass, field
-from datetime import date
 from pathlib import Path
 from typing import Any
 
 from hypothesis import HealthCheck, Phase, given, seed, settings
 from hypothesis import strategies as st
+from run_info import run_header
 
 from arena.playing.players import Fault, FaultKind, MatchContext, Turn
 from arena.protocol.http_player import HttpPlayer
@@ -874,13 +872,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     count = args.answers or (300 if args.quick else 10_000)
     results: dict[str, Any] = {
-        "schema": 1,
-        "date": date.today().isoformat(),
-        "mode": "quick" if args.quick else "full",
-        "command": "benchmarks/bench_fuzz.py" + (" --quick" if args.quick else ""),
-        "python": platform.python_version(),
-        "cpus": os.cpu_count(),
-        "load_before": round(os.getloadavg()[0], 2),
+        **run_header("bench_fuzz.py", quick=args.quick),
         "seed": args.seed,
         "max_body": MAX_BODY,
         "deadlines_ms": {"steady": STEADY_MS, "hasty": HASTY_MS},

@@ -30,18 +30,17 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import platform
 import subprocess
 import sys
 import tempfile
 import time
 import xml.etree.ElementTree as ET
 from collections import Counter
-from datetime import date
 from pathlib import Path
 from typing import Any
 
 import yaml
+from run_info import run_header
 
 ROOT = Path(__file__).resolve().parent.parent
 RESULTS = Path(__file__).parent / "results" / "security.json"
@@ -196,13 +195,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     examples = args.examples or (1 if args.quick else 60)
     results: dict[str, Any] = {
-        "schema": 1,
-        "date": date.today().isoformat(),
-        "mode": "quick" if args.quick else "full",
-        "command": "benchmarks/bench_security.py" + (" --quick" if args.quick else ""),
-        "python": platform.python_version(),
-        "cpus": os.cpu_count(),
-        "load_before": round(os.getloadavg()[0], 2),
+        **run_header("bench_security.py", quick=args.quick),
         "examples": examples,
         "ssrf_table_size": _table_size(),
         "spec_writes": _spec_writes(),

@@ -30,18 +30,17 @@ import contextlib
 import http.client
 import json
 import multiprocessing
-import os
-import platform
 import statistics
 import sys
 import tempfile
 import time
 import uuid
 from collections.abc import Iterator
-from datetime import UTC, date, datetime
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from run_info import run_header
 from sqlalchemy import create_engine, func, select, text
 
 from arena.db.migrate import upgrade
@@ -298,13 +297,7 @@ def main(argv: list[str] | None = None) -> int:
     deliveries = args.deliveries or (100 if args.quick else 2000)
     rounds = args.rounds or (1 if args.quick else 3)
     results: dict[str, Any] = {
-        "schema": 1,
-        "date": date.today().isoformat(),
-        "mode": "quick" if args.quick else "full",
-        "command": "benchmarks/bench_webhooks.py" + (" --quick" if args.quick else ""),
-        "python": platform.python_version(),
-        "cpus": os.cpu_count(),
-        "load_before": round(os.getloadavg()[0], 2),
+        **run_header("bench_webhooks.py", quick=args.quick),
         "threads": SENDING_THREADS,
         "claim_batch": CLAIM_BATCH,
         "endpoints": args.endpoints,

@@ -28,6 +28,9 @@ SCRIPT = Path(__file__).resolve().parents[2] / "benchmarks" / "bench_fuzz.py"
 
 
 def _load() -> ModuleType:
+    # As when run as a script: its folder on the path, for the benchmarks' shared run_info.
+    if str(SCRIPT.parent) not in sys.path:
+        sys.path.append(str(SCRIPT.parent))
     spec = importlib.util.spec_from_file_location("bench_fuzz", SCRIPT)
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
