@@ -33,7 +33,7 @@ demo: $(STAMP)
 test: $(STAMP)
 	@case "$${CI:-}" in [Tt][Rr][Uu][Ee]) $(MAKE) --no-print-directory bench-extra;; esac
 	@scripts/ensure-services.sh
-	$(BIN)/python -m pytest -n 2 --dist loadfile
+	$(BIN)/python -m pytest -n 2 --dist loadfile --durations=30
 
 lint: $(STAMP)
 	$(BIN)/ruff check arena workers tests benchmarks

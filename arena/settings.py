@@ -18,6 +18,7 @@ import difflib
 import math
 import os
 from collections.abc import Mapping
+from pathlib import Path
 from typing import Any
 
 import msgspec
@@ -53,6 +54,17 @@ class Settings(msgspec.Struct, frozen=True, kw_only=True):
     #: Local executor: worker processes, and matches run at once in each (threads).
     worker_processes: int = 2
     worker_threads: int = 16
+    #: The database pool of a process that plays matches (``gin-arena worker``, each local
+    #: worker process): at most ``db_pool_size`` connections (0: on PostgreSQL, 2 per match it
+    #: plays at once, for the match and its lease heartbeat, plus 24 for the periodic jobs;
+    #: SQLite keeps its default pool). A thread finding every connection busy waits
+    #: ``db_pool_timeout_seconds``, then fails with a transient error (retried).
+    db_pool_size: int = 0
+    db_pool_timeout_seconds: float = 30.0
+    #: Where a process keeps files of its own between runs: Celery beat's schedule
+    #: (``celerybeat-schedule-<node>``). Empty: ``$XDG_STATE_HOME/gin-arena``, by default
+    #: ``~/.local/state/gin-arena``; created when first needed.
+    state_dir: str = ""
     #: A claimed match's lease, renewed every ``lease_renew_fraction`` of it while the match
     #: runs (at most half, so one failed renewal, a database blip, does not lose it): a
     #: worker that dies leaves its match to the sweep once the lease runs out.
@@ -168,6 +180,10 @@ class Settings(msgspec.Struct, frozen=True, kw_only=True):
             raise SettingsError("ARENA_PENDING_GRACE_SECONDS must be 0 or more")
         if not (math.isfinite(self.pickup_interval_seconds) and self.pickup_interval_seconds >= 0):
             raise SettingsError("ARENA_PICKUP_INTERVAL_SECONDS must be 0 (off) or more")
+        if self.db_pool_size < 0:
+            raise SettingsError("ARENA_DB_POOL_SIZE must be 0 (sized from the concurrency) or more")
+        if not (math.isfinite(self.db_pool_timeout_seconds) and self.db_pool_timeout_seconds > 0):
+            raise SettingsError("ARENA_DB_POOL_TIMEOUT_SECONDS must be a number above 0")
         self._check_living_arena()
 
     def _check_living_arena(self) -> None:
@@ -217,6 +233,16 @@ class Settings(msgspec.Struct, frozen=True, kw_only=True):
         """The presets with a ladder, in the order given (none: the ladder is off)."""
         names = (p.strip() for p in self.ladder_presets.split(","))
         return tuple(dict.fromkeys(n for n in names if n))
+
+    @property
+    def state_path(self) -> Path:
+        """``state_dir``, or ``$XDG_STATE_HOME/gin-arena`` (``~/.local/state/gin-arena``)."""
+        if self.state_dir:
+            return Path(self.state_dir).expanduser()
+        base = Path(os.environ.get("XDG_STATE_HOME") or "~/.local/state").expanduser()
+        if not base.is_absolute():  # the XDG base directory spec: a relative one is ignored
+            base = Path.home() / ".local" / "state"
+        return base / "gin-arena"
 
     @property
     def executor_kind(self) -> str:

@@ -64,7 +64,7 @@ from sqlalchemy import func, select
 
 from arena.db.migrate import upgrade
 from arena.db.models import MatchResultRow, MatchRow
-from arena.db.session import Database
+from arena.db.session import Database, pool_size_for
 from arena.playing.executors import CeleryExecutor
 from arena.rules.ruleset import RuleSet
 from arena.services.bots import register_bot
@@ -77,6 +77,8 @@ HERE = Path(__file__).resolve().parent
 RESULTS = HERE / "results" / "load.json"
 BOT_KINDS = ("greedy", "strong")
 TARGET_RATIO = 0.9
+#: The most connections the worker's pool may hold here (ARENA_DB_POOL_SIZE; see where set).
+LOAD_POOL = 60
 
 
 @dataclass(frozen=True)
@@ -506,7 +508,16 @@ def run(args: argparse.Namespace, sizes: Sizes) -> dict[str, Any]:
         procs = Processes(tmp_dir)
         try:
             with fresh_services(args.pg_admin_url, args.redis_url) as (pg_url, base_env):
-                env = {**base_env, "ARENA_RATE_LIMIT": "", "ARENA_LADDER_PRESETS": ""}
+                env = {
+                    **base_env,
+                    "ARENA_RATE_LIMIT": "",
+                    "ARENA_LADDER_PRESETS": "",
+                    # The worker's pool follows its concurrency (2 x 200 + 24 connections),
+                    # more than this machine's PostgreSQL accepts (max_connections 100) beside
+                    # the API's: capped, the matches share it (a short wait, not a refusal).
+                    "ARENA_DB_POOL_SIZE": str(min(pool_size_for(sizes.concurrency), LOAD_POOL)),
+                    "ARENA_STATE_DIR": str(tmp_dir / "state"),  # beat's schedule file
+                }
                 settings = load_settings(env)
                 db = Database(pg_url)
                 executor = CeleryExecutor(settings)

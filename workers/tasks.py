@@ -4,8 +4,11 @@
 :mod:`arena.services.matches` decide. Each periodic job of :mod:`arena.services.periodic`
 (the sweep, the ladder, health sweeps, webhook deliveries) is the task
 ``workers.tasks.<name>``, sent by beat on the ``control`` queue; each is safe to run twice
-too. Only infrastructure errors are retried (with backoff); a bot's faults are part of the
-match, never a reason to retry. The tasks belong to no app
+too, and is acknowledged when it starts (one lost is sent again by beat at its next
+interval). Only infrastructure errors are retried, with backoff
+(:data:`~arena.db.errors.TRANSIENT_ERRORS`: the database unreachable or this worker's
+connection pool dry among them); a bot's faults are part of the match, never a reason to
+retry. The tasks belong to no app
 until :func:`register_tasks` adds them to one (:func:`workers.celery_app.create_app` does).
 
 Every ``run_match`` is sent by :func:`send_matches`, at :data:`MATCH_PRIORITY`, or at
@@ -42,6 +45,7 @@ __all__ = [
     "register_tasks",
     "run_match",
     "send_matches",
+    "task_database",
 ]
 
 RUN_MATCH = "workers.tasks.run_match"
@@ -63,9 +67,18 @@ def _settings(task: Task) -> Settings:
     return settings
 
 
+def task_database(app: Celery) -> Database:
+    """The database of the worker process running ``app``'s tasks, one per process: its pool
+    sized for the worker's concurrency (``app.conf.worker_concurrency``, which ``gin-arena
+    worker`` sets; else ``ARENA_WORKER_THREADS``), see
+    :meth:`~arena.db.session.Database.for_settings`."""
+    settings: Settings = app.conf.arena_settings
+    return _db(settings, int(app.conf.worker_concurrency or settings.worker_threads))
+
+
 @cache
-def _db(url: str) -> Database:
-    return Database(url)
+def _db(settings: Settings, concurrency: int) -> Database:
+    return Database.for_settings(settings, concurrency=concurrency)
 
 
 @cache
@@ -101,7 +114,7 @@ def run_match(self: Task, match_id: int) -> str:
     task takes over as soon as its lease runs out.
     """
     settings = _settings(self)
-    db = _db(settings.database_url)
+    db = task_database(self.app)
     worker = f"celery-{socket.gethostname()}-{os.getpid()}-{self.request.id}"
     submit = _submitter(self.app)
     outcome = run_match_job(
@@ -124,7 +137,7 @@ def _periodic(job: PeriodicJob) -> object:
 
     def run(self: Task) -> object:
         settings = _settings(self)
-        db = _db(settings.database_url)
+        db = task_database(self.app)
         if job.urgent:
             return job.run(db, settings, _submitter(self.app), _submitter(self.app, urgent=True))
         return job.run(db, settings, _submitter(self.app))
@@ -146,5 +159,12 @@ def register_tasks(app: Celery) -> None:
         retry_jitter=True,
         max_retries=10,
     )(run_match)
+    # A periodic job is acknowledged when it starts (beat sends it again next interval): a
+    # worker holding an unacknowledged message when its connection to Redis is lost can stop
+    # with "Unrecoverable error" (kombu's Redis channel, closed again after Celery's clean-up,
+    # cannot restore the message), and the beat worker holding a running sweep was seen to:
+    # no sweep after it, so nothing resubmitted what the broker lost.
     for job in PERIODIC_JOBS:
-        app.task(bind=True, name=periodic_task_name(job), shared=False)(_periodic(job))
+        app.task(bind=True, name=periodic_task_name(job), shared=False, acks_late=False)(
+            _periodic(job)
+        )

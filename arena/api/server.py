@@ -15,6 +15,7 @@ from __future__ import annotations
 import contextlib
 import logging
 import signal
+import sys
 import threading
 from collections.abc import Callable
 from types import FrameType
@@ -37,6 +38,13 @@ log = logging.getLogger(__name__)
 #: match has a feed (while it waits for a pending match), then its connection goes to the
 #: one writer thread (:mod:`arena.live.writer`); a tournament or ladder stream holds one.
 THREADS = 8
+#: The interpreter's thread switch interval in a serving process (Python's default is 5 ms).
+#: A thread that makes a system call (the stream writer's send to each stream, the intake of
+#: the matches' events) gives up the interpreter lock, and takes it back only when the thread
+#: holding it next reaches this interval: with request threads busy, each such call could
+#: wait up to 5 ms, and a writer tick sending to 500 streams fell seconds behind
+#: (``benchmarks/bench_streams.py``).
+SWITCH_INTERVAL_SECONDS = 0.001
 
 
 class ApiServer:
@@ -51,6 +59,7 @@ class ApiServer:
         threads: int = THREADS,
         with_executor: bool = True,
     ) -> None:
+        sys.setswitchinterval(SWITCH_INTERVAL_SECONDS)
         self.executor: LocalExecutor | None = None
         if with_executor and settings.executor_kind == "local":
             self.executor = LocalExecutor(settings, live_events=True)

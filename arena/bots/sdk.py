@@ -169,6 +169,13 @@ class _Server(ThreadingHTTPServer):
     request_queue_size = socket.SOMAXCONN
     bot: BotServer
 
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        """A client that went away mid-request (an arena worker killed, a closed connection)
+        is not the bot's error: no traceback for it; anything else is reported as before."""
+        if isinstance(sys.exc_info()[1], (ConnectionResetError, BrokenPipeError)):
+            return
+        super().handle_error(request, client_address)
+
 
 class BotServer:
     """A bot served over the protocol. ``start()`` runs it in a background thread."""

@@ -1,41 +1,104 @@
 """``gin-arena worker`` and ``gin-arena sweep``: the processes that keep matches moving when
-they are played elsewhere than ``serve`` (a Celery worker; the resubmission of stuck ones)."""
+they are played elsewhere than ``serve`` (a Celery worker; the resubmission of stuck ones).
+
+A worker plays ``--concurrency`` matches at once (default ``ARENA_WORKER_THREADS``) and its
+database pool is sized for that many (:meth:`arena.db.session.Database.for_settings`); it says
+so at start, and warns when PostgreSQL would not accept that many more connections. With
+``--beat`` it keeps Celery beat's schedule in ``ARENA_STATE_DIR``, never in the working
+directory.
+"""
 
 from __future__ import annotations
 
 import argparse
+import re
+import sys
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from arena.cli.database import existing_database, settings_from_environment
 from arena.cli.options import UsageError
 
 if TYPE_CHECKING:
-    from arena.cli.options import Subcommands
+    from celery import Celery
 
-__all__ = ["register"]
+    from arena.cli.options import Subcommands
+    from arena.settings import Settings
+
+__all__ = ["beat_schedule_path", "pool_report", "register", "worker_app"]
+
+
+def beat_schedule_path(settings: Settings, node: str) -> Path:
+    """Where beat on worker ``node`` keeps its schedule: ``celerybeat-schedule-<node>`` in the
+    state directory (one file per node, so two beats on one machine never share one)."""
+    safe = re.sub(r"[^A-Za-z0-9@._-]", "_", node)
+    return settings.state_path / f"celerybeat-schedule-{safe}"
+
+
+def worker_app(args: argparse.Namespace, settings: Settings) -> tuple[Celery, list[str]]:
+    """The Celery app of ``gin-arena worker`` and the argv of its worker (threads pool); the
+    app knows the concurrency, so its tasks' database pool follows it."""
+    if not settings.broker_url:
+        raise UsageError("gin-arena worker needs ARENA_BROKER_URL (e.g. redis://127.0.0.1:6379/0)")
+    from celery.utils.nodenames import default_nodename, host_format
+
+    from workers.celery_app import create_app
+
+    concurrency = settings.worker_threads if args.concurrency is None else args.concurrency
+    if concurrency < 1:
+        raise UsageError("gin-arena worker: --concurrency must be at least 1")
+    app = create_app(settings)
+    app.conf.worker_concurrency = concurrency
+    argv = ["worker", "--pool", "threads", "--concurrency", str(concurrency)]
+    argv += ["--loglevel", args.loglevel, "--without-gossip", "--without-mingle"]
+    argv += ["--queues", args.queues]
+    if args.beat:
+        node = host_format(default_nodename(args.hostname))
+        argv += ["--beat", "--schedule", str(beat_schedule_path(settings, node))]
+    if args.hostname:
+        argv += ["--hostname", args.hostname]
+    return app, argv
+
+
+def pool_report(app: Celery, settings: Settings) -> str:
+    """One line on the worker's database pool, with a warning if PostgreSQL would not accept
+    that many more connections now (the pool then meets refusals, which are retried)."""
+    from arena.db.errors import TRANSIENT_ERRORS
+    from arena.db.session import Database, connection_room, worker_pool_size
+
+    concurrency = int(app.conf.worker_concurrency)
+    matches = f"{concurrency} match{'es' if concurrency > 1 else ''} at once"
+    limit = worker_pool_size(settings, concurrency)
+    if limit is None:
+        return f"database pool: SQLite's default, for {matches}"
+    line = f"database pool: up to {limit} connections, for {matches}"
+    probe = Database(settings.database_url, pool_size=1)
+    try:
+        room = connection_room(probe)
+    except TRANSIENT_ERRORS:  # not reachable now: the tasks retry until it is
+        room = None
+    finally:
+        probe.dispose()
+    if room is not None and limit > room:
+        line += (
+            f"; warning: PostgreSQL accepts only {room} more now (max_connections): past that,"
+            " connections are refused and the work retried; raise max_connections, lower"
+            " --concurrency or set ARENA_DB_POOL_SIZE"
+        )
+    return line
 
 
 def cmd_worker(args: argparse.Namespace) -> int:
     """Run a Celery worker (threads pool) for ARENA_BROKER_URL."""
     settings = settings_from_environment()
-    if not settings.broker_url:
-        raise UsageError("gin-arena worker needs ARENA_BROKER_URL (e.g. redis://127.0.0.1:6379/0)")
-    from workers.celery_app import create_app
-
-    app = create_app(settings)
-    argv = [
-        "worker",
-        "--pool",
-        "threads",
-        "--concurrency",
-        str(args.concurrency or settings.worker_threads),
-    ]
-    argv += ["--loglevel", args.loglevel, "--without-gossip", "--without-mingle"]
-    argv += ["--queues", args.queues]
+    app, argv = worker_app(args, settings)
     if args.beat:
-        argv.append("--beat")
-    if args.hostname:
-        argv += ["--hostname", args.hostname]
+        schedule = Path(argv[argv.index("--schedule") + 1])
+        try:
+            schedule.parent.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise UsageError(f"ARENA_STATE_DIR: cannot create {schedule.parent}: {exc}") from None
+    print(f"gin-arena worker: {pool_report(app, settings)}", file=sys.stderr)
     app.worker_main(argv)
     return 0
 

@@ -84,11 +84,7 @@ def _wait_for_feed(
     """Wait for the match's feed to appear (it starts); a ping when idle, and the ending if
     the match is settled meanwhile (another process played it)."""
     while True:
-        with hub.appeared:
-            feed = hub.feed(match_id)
-            if feed is None:
-                hub.appeared.wait(timeout=ping_seconds)
-                feed = hub.feed(match_id)
+        feed = hub.wait_for_feed(match_id, ping_seconds)
         if feed is not None:
             return feed
         ending = settled()

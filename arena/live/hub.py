@@ -4,12 +4,13 @@ Raw events arrive by :meth:`LiveHub.deliver`: from the local executor's worker p
 through a multiprocessing queue (:meth:`LiveHub.pump`, one thread), or from Redis when Celery
 runs (:class:`~arena.live.redis_bus.RedisSource`). Each match gets a
 :class:`~arena.live.feed.MatchFeed`; a stream waits on its feed, or, for a match with no feed
-yet (pending), on :attr:`LiveHub.appeared`. A feed that missed the start of its attempt (this
-process subscribed late, or a message was lost) is rebuilt from the attempt's history when the
-hub has one (Redis: then a match is followed from its ``start`` or from the first stream that
-asks for it); otherwise it starts at the next attempt. A finished feed is dropped
-:data:`KEEP_ENDED_SECONDS` after its end, an idle one after :data:`KEEP_IDLE_SECONDS` (the
-streams read finished matches from the database).
+yet (pending), in :meth:`LiveHub.wait_for_feed` (woken when that match's feed appears, not
+when any does: a start wakes only its own match's waiting streams). A feed that missed the
+start of its attempt (this process subscribed late, or a message was lost) is rebuilt from the
+attempt's history when the hub has one (Redis: then a match is followed from its ``start``
+or from the first stream that asks for it); otherwise it starts at the next attempt. A
+finished feed is dropped :data:`KEEP_ENDED_SECONDS` after its end, an idle one after
+:data:`KEEP_IDLE_SECONDS` (the streams read finished matches from the database).
 """
 
 from __future__ import annotations
@@ -60,8 +61,8 @@ class LiveHub:
         self._pruned = time.monotonic()
         self._subscribe = subscribe
         self._wanted: set[int] = set()
-        #: Notified whenever a feed is created (the streams of pending matches wait on it).
-        self.appeared = threading.Condition()
+        #: What the streams of each pending match wait on (set when its feed is created).
+        self._appeared: dict[int, tuple[threading.Event, float]] = {}
 
     def feed(self, match_id: int) -> MatchFeed | None:
         """The match's feed: the one followed here, else one rebuilt from its history (None
@@ -86,6 +87,22 @@ class LiveHub:
             feed.apply(event)
         return feed
 
+    def wait_for_feed(self, match_id: int, timeout: float) -> MatchFeed | None:
+        """The match's feed once it exists, waiting at most ``timeout`` seconds for it (None
+        if it still has none)."""
+        feed = self.feed(match_id)
+        if feed is not None:
+            return feed
+        with self._lock:
+            appeared = None
+            if match_id not in self._feeds:
+                appeared, _ = self._appeared.setdefault(
+                    match_id, (threading.Event(), time.monotonic())
+                )
+        if appeared is not None:
+            appeared.wait(timeout)
+        return self.feed(match_id)
+
     def deliver(self, event: RawEvent) -> None:
         """Take one raw event (from the one intake thread)."""
         match_id = int(event["m"])
@@ -104,8 +121,10 @@ class LiveHub:
                 feed.apply(past)
             feed.apply(event)
         if created:
-            with self.appeared:
-                self.appeared.notify_all()
+            with self._lock:
+                appeared = self._appeared.pop(match_id, None)
+            if appeared is not None:
+                appeared[0].set()
         self._prune()
 
     def _prune(self) -> None:
@@ -118,22 +137,30 @@ class LiveHub:
                 idle = now - feed.updated
                 if (feed.ended and idle > KEEP_ENDED_SECONDS) or idle > KEEP_IDLE_SECONDS:
                     del self._feeds[match_id]
+            # A match that never starts here (played by another process) leaves its waiters'
+            # event: they wake, find it gone, and wait again on a new one.
+            for match_id, (appeared, since) in list(self._appeared.items()):
+                if now - since > KEEP_IDLE_SECONDS:
+                    del self._appeared[match_id]
+                    appeared.set()
 
     def pump(self, events: Any) -> None:
-        """Deliver every event of a multiprocessing queue, from a thread of its own."""
+        """Deliver every event of a multiprocessing queue (whose items are lists of events:
+        :class:`~arena.live.publish.QueueSink`), from a thread of its own."""
 
         def run() -> None:
             while not self._stop.is_set():
                 try:
-                    event = events.get(timeout=0.5)
+                    batch = events.get(timeout=0.5)
                 except queue.Empty:
                     continue
                 except (EOFError, OSError, ValueError):  # the queue was closed
                     return
-                try:
-                    self.deliver(event)
-                except Exception:
-                    log.exception("live event not delivered")
+                for event in batch:
+                    try:
+                        self.deliver(event)
+                    except Exception:
+                        log.exception("live event not delivered")
 
         thread = threading.Thread(target=run, name="live-pump", daemon=True)
         thread.start()

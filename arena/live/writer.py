@@ -81,6 +81,9 @@ class _Group:
     view: str
     attempt: int
     cursor: int
+    #: The group's frames so far (``cursor`` of them) as it sent them: what a newcomer from
+    #: the start of the attempt is sent at once, instead of a frame-by-frame join each time.
+    sent: bytearray = field(default_factory=bytearray)
     members: list[Subscriber] = field(default_factory=list)
     idle_since: float = field(default_factory=time.monotonic)
     checking: bool = False
@@ -199,27 +202,35 @@ class StreamWriter:
         key = (id(feed), subscriber.view)
         group = self._groups.get(key)
         if group is None:
-            attempt, frames, _ = feed.since(feed.attempt, 0)
-            group = self._groups[key] = _Group(feed, subscriber.view, attempt, len(frames))
+            group = self._groups[key] = self._group(feed, subscriber.view)
         else:
             self._advance(group, time.monotonic())
             if self._groups.get(key) is not group:  # it ended just now
-                group = self._groups[key] = _Group(feed, subscriber.view, feed.attempt, 0)
-                group.cursor = len(feed.since(group.attempt, 0)[1])
+                group = self._groups[key] = self._group(feed, subscriber.view)
         chunk = b""
         if subscriber.attempt != group.attempt:
             if subscriber.attempt:  # it saw an older attempt: it starts over
                 chunk = sse_event("reset", {"attempt": group.attempt})
                 chunk += subscriber.hello(group.attempt, "running")
             subscriber.attempt, subscriber.seq = group.attempt, 0
-        _, frames, _ = feed.since(group.attempt, subscriber.seq)
-        frames = frames[: max(0, group.cursor - subscriber.seq)]
-        chunk += b"".join(feed.render(frame, group.view) for frame in frames)
+        if subscriber.seq == 0:
+            chunk += group.sent
+        else:
+            _, frames, _ = feed.since(group.attempt, subscriber.seq)
+            frames = frames[: max(0, group.cursor - subscriber.seq)]
+            chunk += b"".join(feed.render(frame, group.view) for frame in frames)
         subscriber.seq = max(subscriber.seq, group.cursor)
         group.members.append(subscriber)
         if chunk:
             self._send(subscriber, chunk)
         self._advance(group, time.monotonic())
+
+    @staticmethod
+    def _group(feed: MatchFeed, view: str) -> _Group:
+        """A new group of ``feed`` seen through ``view``, at the feed's frames so far."""
+        attempt, frames, _ = feed.since(feed.attempt, 0)
+        sent = bytearray().join(feed.render(frame, view) for frame in frames)
+        return _Group(feed, view, attempt, len(frames), sent)
 
     def _tick(self, now: float) -> None:
         for group in list(self._groups.values()):
@@ -245,10 +256,12 @@ class StreamWriter:
                     self._send(member, reset + member.hello(current, "running"))
                 member.attempt, member.seq = current, 0
             group.attempt, group.cursor = current, 0
+            group.sent.clear()
         if frames:
             chunk = b"".join(feed.render(frame, group.view) for frame in frames)
             start = group.cursor
             group.cursor += len(frames)
+            group.sent += chunk
             group.idle_since = now
             self._broadcast(group, chunk, start, frames)
         if ended and group.cursor >= len(feed.since(current, 0)[1]):

@@ -73,7 +73,7 @@ def _local_worker(
     # Ctrl-C reaches every process of the terminal's group: the parent stops us (close()).
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     logging.basicConfig(level=logging.WARNING)
-    db = Database(settings.database_url)
+    db = Database.for_settings(settings, concurrency=threads)  # a pool for ``threads`` matches
     slots = threading.BoundedSemaphore(threads)
     name = f"local-{os.getpid()}-{index}"
     live = None if live_events is None else QueueSink(live_events)
@@ -107,6 +107,8 @@ def _local_worker(
                 slots.release()
                 break
             pool.submit(play, match_id)
+    if live is not None:
+        live.flush()  # the last matches' last events
     db.dispose()
 
 

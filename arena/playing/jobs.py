@@ -31,7 +31,7 @@ from datetime import datetime
 from enum import StrEnum
 
 from arena.bots.health import SuspendedPlayer
-from arena.db.errors import DatabaseUnavailableError
+from arena.db.errors import TRANSIENT_ERRORS, DatabaseUnavailableError
 from arena.db.session import Database
 from arena.errors import NotFoundError
 from arena.live.publish import LiveSink, MatchLive
@@ -124,13 +124,29 @@ class _Heartbeat:
         self._thread.join(timeout=10)
 
     def _run(self) -> None:
+        """Beat until stopped or fenced out. A renewal that fails (the database unreachable,
+        this process's pool dry, even a bug) is logged and tried again at the next beat: the
+        lease outlasts at least one missed renewal, and if renewals keep failing it runs out,
+        another attempt takes the match over and this one's record is fenced out."""
         while not self._stop.wait(self.renew_every):
             try:
-                if not renew_lease(self.db, self.claim, lease_seconds=self.lease_seconds):
-                    self.lost.set()
-                    return
-            except DatabaseUnavailableError as exc:  # the next beat may succeed (lease slack)
-                log.warning("lease renewal for match %s failed: %s", self.claim.match_id, exc)
+                renewed = renew_lease(self.db, self.claim, lease_seconds=self.lease_seconds)
+            except TRANSIENT_ERRORS as exc:  # the next beat may succeed (lease slack)
+                log.warning(
+                    "lease renewal for match %s failed, trying again at the next beat: %s",
+                    self.claim.match_id,
+                    " ".join(str(exc).split()),
+                )
+                continue
+            except Exception:  # never die silently: the thread is the lease
+                log.exception(
+                    "lease renewal for match %s failed, trying again at the next beat",
+                    self.claim.match_id,
+                )
+                continue
+            if not renewed:
+                self.lost.set()
+                return
 
     def check(self, _progress: MatchProgress) -> None:
         """After every deal: stop if the lease was lost or the match ran out of time.

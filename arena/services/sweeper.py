@@ -8,7 +8,9 @@ A match reaches a worker because the service that scheduled it submitted it afte
   holder was a worker process of this host that no longer exists:
   :mod:`arena.services.liveness`) is resubmitted and goes back to pending;
 * when the broker lost its queue (a Redis restarted empty: :mod:`arena.services.queue_loss`),
-  every pending match is resubmitted at once;
+  every pending match is resubmitted at once, and the queue is marked whole again only if the
+  broker kept the token written before the resubmission (a restart while the matches were
+  being sent leaves them to the next sweep, not to the grace);
 * otherwise a pending match is resubmitted each time its age passes another multiple of
   ``ARENA_PENDING_GRACE_SECONDS`` (its submission may have been lost);
 * every running tournament and SPRT test is advanced (a worker may have died between recording
@@ -38,7 +40,7 @@ from arena.services.matches import (
     release_expired,
     running_leases,
 )
-from arena.services.queue_loss import mark_queue, queue_was_lost
+from arena.services.queue_loss import begin_resend, mark_queue, queue_was_lost
 from arena.services.ratings import refit_ratings
 from arena.services.sprt_tests import advance_running_tests
 from arena.services.tournaments import advance_running_tournaments
@@ -59,6 +61,9 @@ def sweep(
     if dead:
         end_leases(db, dead, now=now)
     lost = queue_was_lost(settings)
+    # Written before the pending matches are read: one committed after that read is sent by
+    # its own submitter after this write, so into the broker holding the token (or a later one).
+    token = begin_resend(settings) if lost else None
     expired = expired_lease_ids(db, now=now)
     pending = pending_to_resend(
         db,
@@ -69,14 +74,14 @@ def sweep(
         all_pending=lost,
     )
     # Sent first, changed after: a sweep that dies in between leaves the next one the same
-    # matches to send (a lease still expired, a queue marker still absent).
+    # matches to send (a lease still expired, a queue marker still holding a token).
     if expired:
         (resubmit or submit)(expired)
     if pending:
         submit(pending)
     release_expired(db, expired, now=now)
     if lost:
-        mark_queue(settings)
+        mark_queue(settings, token)  # not if the broker lost the token meanwhile
     advance_running_tournaments(db, submit, min_matches=settings.provisional_matches)
     advance_running_tests(db, submit)
     if fit_is_behind(db):

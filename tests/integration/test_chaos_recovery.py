@@ -27,7 +27,7 @@ from arena.rules.ruleset import RuleSet
 from arena.services.bots import register_bot
 from arena.services.matches import schedule_match
 from arena.services.periodic import CONTROL_QUEUE, PERIODIC_JOBS
-from arena.services.queue_loss import MARKER_KEY, mark_queue
+from arena.services.queue_loss import MARKER_KEY, begin_resend, mark_queue
 from arena.settings import Settings
 from arena.states import MatchStatus
 from workers.tasks import send_matches
@@ -96,7 +96,8 @@ def test_a_match_the_sweep_resubmits_is_played_before_the_backlog(
                     lease_expires_at=utcnow() - timedelta(seconds=1),
                 )
             )
-        mark_queue(settings)  # a broker swept before (else the first sweep resends them all)
+        # A broker swept before (else the first sweep resends them all).
+        assert mark_queue(settings, begin_resend(settings))
         executor.submit(backlog)
         wait_until(
             lambda: statuses(db, [backlog[0]])[backlog[0]] is MatchStatus.RUNNING,

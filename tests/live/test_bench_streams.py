@@ -41,14 +41,22 @@ def test_the_readme_row_of_the_kept_run_is_results_streams_json() -> None:
     section = text[start : text.find("\n## ", start + 1)]
     row = next(line for line in section.splitlines() if "(`results/streams.json`)" in line)
     cells = [c.strip() for c in row.strip().strip("|").split("|")]
-    p50, p99 = (float(v.replace(",", "")) for v in cells[2].split(" / "))
+    # | run | held | p50 / p99 | once joined p99 | request to match p50 / p99 | events/s | CPU |
+
+    def number(text: str) -> float:
+        return float(text.replace(",", ""))
+
+    p50, p99 = (number(v) for v in cells[2].split(" / "))
     assert round(result["latency_ms"]["p50"]) == round(p50)
     assert round(result["latency_ms"]["p99"]) == round(p99)
-    assert round(result["events_per_second"]) == round(float(cells[3].replace(",", "")))
+    assert round(result["latency_ms_joined"]["p99"]) == round(number(cells[3]))
+    hello = [number(v) for v in cells[4].split(" / ")]
+    assert [round(v) for v in hello] == [round(result["match_event_ms"][k]) for k in ("p50", "p99")]
+    assert round(result["events_per_second"]) == round(number(cells[5]))
     assert int(cells[1]) == result["open_streams_min"]
     shares = result["cpu_share"]
     expected = " / ".join(
         str(shares[k]) for k in ("api_process", "match_workers", "bots", "clients")
     )
-    assert expected in cells[4], (expected, cells[4])
-    assert re.search(rf"load {result['load_before']}\b", cells[4]), cells[4]
+    assert expected in cells[6], (expected, cells[6])
+    assert re.search(rf"load {result['load_before']}\b", cells[6]), cells[6]

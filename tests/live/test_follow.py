@@ -4,6 +4,7 @@ and the stream ends after ``end``."""
 
 from __future__ import annotations
 
+import multiprocessing
 import threading
 from collections.abc import Iterator
 from typing import Any
@@ -12,6 +13,7 @@ from live_support import SseEvent, played_events, read_events
 
 from arena.live.follow import follow_match
 from arena.live.hub import LiveHub
+from arena.live.publish import QueueSink
 from arena.live.sse import sse_event
 
 
@@ -102,3 +104,53 @@ def test_a_pending_match_says_waiting_and_goes_on_when_it_starts() -> None:
     assert [e.name for e in received[:4]] == ["match", "waiting", "match", "step"]
     assert received[0].data["status"] == "pending" and received[2].data["status"] == "running"
     assert received[-1].name == "end"
+
+
+def test_a_start_wakes_the_streams_of_its_own_match_not_those_waiting_for_another() -> None:
+    hub = LiveHub()
+    got: dict[int, Any] = {}
+
+    def wait(match_id: int) -> None:
+        got[match_id] = hub.wait_for_feed(match_id, timeout=60)
+
+    waiters = {m: threading.Thread(target=wait, args=(m,)) for m in (1, 2)}
+    for waiter in waiters.values():
+        waiter.start()
+    for event in played_events(match_id=1)[:5]:
+        hub.deliver(event)
+    waiters[1].join(timeout=60)
+    assert got[1] is hub.feed(1) and got[1] is not None
+    assert waiters[2].is_alive() and 2 not in got  # still waiting: match 2 has not started
+    for event in played_events(match_id=2)[:5]:
+        hub.deliver(event)
+    waiters[2].join(timeout=60)
+    assert got[2] is hub.feed(2) and got[2] is not None
+
+
+def test_the_local_workers_events_reach_the_hub_in_batches_in_their_order() -> None:
+    """QueueSink gathers a process's events and puts them on the queue as lists (one item,
+    not one per event, for the serving process's intake); the pump delivers each in order."""
+    events = played_events()
+    queue: multiprocessing.Queue[list[dict[str, Any]]] = multiprocessing.get_context(
+        "spawn"
+    ).Queue()
+    sink = QueueSink(queue, batch_seconds=3600)  # flushed by hand below
+    for event in events:
+        sink.publish(event)
+    sink.flush()
+    batch = queue.get(timeout=30)
+    assert batch == events  # all of them in one item
+    sink.publish(events[0])
+    sink.flush()
+    sink.flush()  # nothing gathered: nothing put
+    queue.put(batch[1:])
+    hub = LiveHub()
+    hub.pump(queue)
+    try:
+        whole = _events(_stream(hub))
+    finally:
+        hub.close()
+        queue.close()
+    framed = [e.id for e in whole if e.id is not None]  # not match / waiting
+    assert whole[-1].name == "end"
+    assert framed == [f"1-{i}" for i in range(1, len(framed) + 1)] and len(framed) > 50

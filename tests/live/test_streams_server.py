@@ -10,23 +10,27 @@ import threading
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass
+from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
 import pytest
 from live_api import sqlite_copy
 from live_support import SseEvent, read_events
+from sqlalchemy import update
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "integration"))
 from arena_procs import house_bots
 
 from arena.api.server import ApiServer
 from arena.api.views.streams import live_services
+from arena.db.models import MatchRow, utcnow
 from arena.db.session import Database
 from arena.rules.ruleset import RuleSet
 from arena.services.bots import RegisteredBot, register_bot
 from arena.services.matches import schedule_match
 from arena.settings import load_settings
+from arena.states import MatchStatus
 
 
 @dataclass
@@ -200,3 +204,37 @@ def test_under_waitress_match_streams_go_to_the_one_writer_and_a_closed_one_free
         assert names.count("step") >= 3
         response.close()
         conn.close()
+
+
+def test_a_finished_matchs_replay_is_not_kept_from_its_stream_while_its_twin_was_open(
+    arena: Arena,
+) -> None:
+    """Stream endings are kept (a crowd arriving at the end builds the replay once), but not
+    an ending without its replay: once the twin is over, the next stream gets the replay."""
+    twin = arena.schedule(seed=15)
+    with arena.db.session() as s:  # held by a live lease elsewhere: nobody here plays it
+        s.execute(
+            update(MatchRow)
+            .where(MatchRow.id == twin)
+            .values(
+                status=MatchStatus.RUNNING,
+                lease_owner="elsewhere",
+                lease_expires_at=utcnow() + timedelta(hours=1),
+            )
+        )
+    match_id = arena.schedule(seed=15)
+    conn, response = arena.get(f"/api/v1/matches/{match_id}/events")
+    assert [e.name for e in _all(response)][-1] == "end"
+    conn.close()
+
+    def ending() -> list[str]:
+        conn, response = arena.get(f"/api/v1/matches/{match_id}/events")
+        names = [e.name for e in _all(response)]
+        conn.close()
+        return names
+
+    assert ending() == ["match", "end"]  # the twin is open: its deals are embargoed
+    with arena.db.session() as s:
+        s.execute(update(MatchRow).where(MatchRow.id == twin).values(status=MatchStatus.CANCELLED))
+    assert ending() == ["match", "replay", "end"]
+    assert ending() == ["match", "replay", "end"]  # kept, and the same

@@ -405,3 +405,27 @@ def test_the_starter_bot_plays_a_whole_match_without_a_fault(starter_url: str) -
     with running(bot):
         d = play([starter_url, bot.url], RuleSet(deadline_ms=1000), seed=21).to_dict()
     assert d["faults"] == [] and d["forfeit"] is None and d["winner"] in ("a", "b")
+
+
+def test_a_client_that_resets_mid_request_prints_no_traceback(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """An arena worker killed mid-request resets its connection: the bot's server goes on
+    without a stack trace on its stderr (it is not the bot's error)."""
+    server = BotServer(greedy, name="reset", port=0).start()
+    try:
+        host, port = server.url.removeprefix("http://").split(":")
+        for _ in range(3):
+            sock = socket.create_connection((host, int(port)))
+            sock.sendall(b"POST /act HTTP/1.1\r\nHost: x\r\nContent-Length: 100\r\n\r\n{")
+            sock.setsockopt(
+                socket.SOL_SOCKET, socket.SO_LINGER, b"\x01\x00\x00\x00\x00\x00\x00\x00"
+            )
+            sock.close()  # linger 0: a reset, not a close
+        conn = http.client.HTTPConnection(host, int(port), timeout=30)
+        conn.request("GET", "/")  # still serving
+        assert conn.getresponse().status == 200
+        conn.close()
+    finally:
+        server.stop()
+    assert "Traceback" not in capsys.readouterr().err

@@ -14,6 +14,8 @@ way, are written from the thread serving the request.
 from __future__ import annotations
 
 import threading
+import time
+from collections import OrderedDict
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -45,6 +47,16 @@ bp = Blueprint("streams", __name__, url_prefix="/api/v1")
 LIVE = "gin_arena.live"
 #: Seconds between ``: ping`` comments on an idle stream.
 PING_SECONDS = 15.0
+#: Match streams set up at once (the rest wait their turn, asleep). Setting one up is work
+#: under the interpreter lock (a database read, the viewer's check, the ``match`` event); when
+#: hundreds of clients join at once (a match ends and its spectators move to the next) and
+#: each does it in its own thread, the lock is shared among hundreds of threads and the one
+#: that takes the matches' events in (the hub's) gets so few turns that every running
+#: match's stream falls seconds behind. A few at a time, the joins take as long in all, and
+#: the events keep flowing (``benchmarks/bench_streams.py``).
+JOINING = 4
+#: How long a settled match's stream ending is kept (:class:`Endings`).
+ENDING_SECONDS = 60.0
 _SETTLED = {s.value for s in MatchStatus} - {MatchStatus.PENDING.value, MatchStatus.RUNNING.value}
 
 
@@ -75,6 +87,10 @@ class LiveServices:
         self.limit = limit
         self.ping_seconds = PING_SECONDS
         self.writer = StreamWriter(TICK_SECONDS)
+        #: Held while a match stream is being set up (its match read, its viewer checked, its
+        #: ``match`` event made): at most :data:`JOINING` at once, see there.
+        self.joining = threading.BoundedSemaphore(JOINING)
+        self.endings = Endings()
         self._open = 0
         self._lock = threading.Lock()
 
@@ -185,15 +201,48 @@ def _match_hello(detail: dict[str, Any], view: str) -> Callable[[int | None, str
     return hello
 
 
-def _ending(db: Any, match_id: int) -> bytes | None:
-    """The end of a settled match's stream (``replay`` when it has one, then ``end``); None
-    while it is open."""
+class Endings:
+    """The endings of settled matches' streams, as made last (:func:`_ending`), for
+    :data:`ENDING_SECONDS`: a crowd that arrives as a match ends (or reconnects then) would
+    otherwise build the same replay once per client. Only an ending that will not change is
+    kept: one with the replay, or one of a match that has none (void or cancelled), not a
+    finished match's whose deals are still embargoed (its twin is open)."""
+
+    def __init__(self, size: int = 32) -> None:
+        self._size = size
+        self._kept: OrderedDict[int, tuple[float, bytes]] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def get(self, db: Any, match_id: int) -> bytes | None:
+        now = time.monotonic()
+        with self._lock:
+            kept = self._kept.get(match_id)
+            if kept is not None and now - kept[0] < ENDING_SECONDS:
+                return kept[1]
+        made = _ending(db, match_id)
+        if made is None:
+            return None
+        ending, final = made
+        if final:
+            with self._lock:
+                self._kept[match_id] = (now, ending)
+                self._kept.move_to_end(match_id)
+                while len(self._kept) > self._size:
+                    self._kept.popitem(last=False)
+        return ending
+
+
+def _ending(db: Any, match_id: int) -> tuple[bytes, bool] | None:
+    """The end of a settled match's stream (``replay`` when it has one, then ``end``), and
+    whether it is final (it cannot change: see :class:`Endings`); None while it is open."""
     if match_queries.match_state(db, match_id)["status"] not in _SETTLED:
         return None
     detail = match_queries.match_detail(db, match_id)
     status = detail["status"]
     out = b""
-    if status == MatchStatus.FINISHED.value and match_deals_public(db, detail):
+    final = status != MatchStatus.FINISHED.value
+    if not final and match_deals_public(db, detail):
+        final = True
         record = load_record(db, match_id)
         names = {seat: detail["bots"][seat]["name"] for seat in ("a", "b")}
         out += sse_event("replay", build_replay(record, names))
@@ -211,7 +260,7 @@ def _ending(db: Any, match_id: int) -> bytes | None:
             },
         },
     )
-    return out
+    return out, final
 
 
 @bp.get("/matches/<id('match'):match_id>/events")
@@ -219,18 +268,20 @@ def match_events(match_id: int) -> Response:
     context = arena_context()
     services = live_services()
     db = context.db
-    detail = match_queries.match_detail(db, match_id)
-    view = _seat_view({seat: detail["bots"][seat]["id"] for seat in ("a", "b")})
-    last = parse_last_event_id(request.headers.get("Last-Event-ID"))
-    hello = _match_hello(detail, view)
-    status = detail["status"]
-    if status in _SETTLED:
-        ending = _ending(db, match_id) or b""
-        return _stream(iter([RETRY + hello(detail["attempt"] or None, status) + ending]), services)
+    with services.joining:
+        detail = match_queries.stream_head(db, match_id)
+        view = _seat_view({seat: detail["bots"][seat]["id"] for seat in ("a", "b")})
+        last = parse_last_event_id(request.headers.get("Last-Event-ID"))
+        hello = _match_hello(detail, view)
+        status = detail["status"]
+        if status in _SETTLED:
+            ending = services.endings.get(db, match_id) or b""
+            first = RETRY + hello(detail["attempt"] or None, status) + ending
+            return _stream(iter([first]), services)
     lease = services.admit()
 
     def settled() -> bytes | None:
-        return _ending(db, match_id)
+        return services.endings.get(db, match_id)
 
     handoff = waitress_handoff(request.environ)
 

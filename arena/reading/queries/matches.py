@@ -13,14 +13,15 @@ from typing import Any
 from sqlalchemy import exists, or_, select
 from sqlalchemy.orm import aliased
 
-from arena.db.models import BotRow, GameRow, HandRow, MatchResultRow, MatchRow
+from arena.db.models import BotRow, BotVersionRow, GameRow, HandRow, MatchResultRow, MatchRow
 from arena.db.session import Database
 from arena.errors import NotFoundError
 from arena.reading.queries._rows import iso, names_by_id
 from arena.reading.queries.bot_versions import seat_versions
+from arena.reading.queries.bots import version_ref
 from arena.states import MatchStatus
 
-__all__ = ["list_matches", "match_detail", "match_state", "seed_twin_in"]
+__all__ = ["list_matches", "match_detail", "match_state", "seed_twin_in", "stream_head"]
 
 
 def _match_summary(m: Any, names: dict[int, str]) -> dict[str, Any]:
@@ -175,6 +176,58 @@ def match_detail(db: Database, match_id: int) -> dict[str, Any]:
             "faults": summary.get("faults", []),
             "latency_ms": summary.get("latency_ms"),
         }
+
+
+_VERSION_A, _VERSION_B = aliased(BotVersionRow), aliased(BotVersionRow)
+#: A stream's head in one statement: the match's columns a ``match`` event shows, both bots'
+#: names and the versions the seats played.
+_STREAM_HEAD = (
+    select(
+        MatchRow.id,
+        MatchRow.status,
+        MatchRow.attempt,
+        MatchRow.rules,
+        MatchRow.bot_a_id,
+        MatchRow.bot_b_id,
+        _BOT_A.name,
+        _BOT_B.name,
+        MatchRow.version_a_id,
+        _VERSION_A.number,
+        _VERSION_A.label,
+        MatchRow.version_b_id,
+        _VERSION_B.number,
+        _VERSION_B.label,
+    )
+    .outerjoin(_BOT_A, _BOT_A.id == MatchRow.bot_a_id)
+    .outerjoin(_BOT_B, _BOT_B.id == MatchRow.bot_b_id)
+    .outerjoin(_VERSION_A, _VERSION_A.id == MatchRow.version_a_id)
+    .outerjoin(_VERSION_B, _VERSION_B.id == MatchRow.version_b_id)
+)
+
+
+def stream_head(db: Database, match_id: int) -> dict[str, Any]:
+    """What a match stream's ``match`` event needs (id, status, attempt, both bots with their
+    names, the version each seat played, the rules), in one statement: not the games, hands
+    and result of :func:`match_detail`, which a stream never shows and which hundreds of
+    clients joining at once would each read. :class:`~arena.errors.NotFoundError` if there is
+    no such match."""
+    with db.session() as session:
+        row = session.execute(_STREAM_HEAD.where(MatchRow.id == match_id)).first()
+    if row is None:
+        raise NotFoundError("match", match_id)
+    (mid, status, attempt, rules, bot_a, bot_b, name_a, name_b,
+     va, va_number, va_label, vb, vb_number, vb_label) = row  # fmt: skip
+    return {
+        "id": mid,
+        "status": status.value,
+        "attempt": attempt,
+        "bots": {"a": {"id": bot_a, "name": name_a}, "b": {"id": bot_b, "name": name_b}},
+        "versions": {  # as seat_versions: None when the version row is not found
+            "a": None if va_number is None else version_ref(va, va_number, va_label),
+            "b": None if vb_number is None else version_ref(vb, vb_number, vb_label),
+        },
+        "rules": rules,
+    }
 
 
 def match_state(db: Database, match_id: int) -> dict[str, Any]:
