@@ -23,8 +23,7 @@ from __future__ import annotations
 import ast
 import json
 import shutil
-import socket
-import subprocess
+import sys
 import threading
 from collections.abc import Iterator
 from pathlib import Path
@@ -36,6 +35,9 @@ from arena_procs import Workers, house_bots, wait_until
 from celery_fixtures import *  # noqa: F403 - pytest fixtures
 from conftest import IN_CI
 from test_celery import assert_recorded_once
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
+from chaos import OwnRedis  # a redis-server of the test's own (restarted: emptied)
 
 from arena.db.models import MatchRow
 from arena.db.session import Database
@@ -63,53 +65,13 @@ WORKER_ENV = {
 RULES = RuleSet(target=25, best_of=1, deadline_ms=60_000)
 
 
-class RedisServer:
-    """A redis-server on a free port with nothing persisted: a restart empties it."""
-
-    def __init__(self, work: Path) -> None:
-        with socket.socket() as s:
-            s.bind(("127.0.0.1", 0))
-            self.port = int(s.getsockname()[1])
-        self.work = work
-        self.url = f"redis://127.0.0.1:{self.port}/0"
-        self.proc: subprocess.Popen[bytes] | None = None
-        self.start()
-
-    def start(self) -> None:
-        argv = ["redis-server", "--port", str(self.port), "--bind", "127.0.0.1"]
-        argv += ["--save", "", "--appendonly", "no", "--dir", str(self.work)]
-        self.proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.STDOUT)
-        client = redis.Redis.from_url(self.url)
-
-        def up() -> bool:
-            try:
-                return bool(client.ping())
-            except redis.RedisError:
-                return False
-
-        try:
-            wait_until(up, timeout=30, what="redis-server to answer")
-        finally:
-            client.close()
-
-    def restart(self) -> None:
-        """SIGKILL and start again on the same port: everything in it is gone."""
-        self.stop()
-        self.start()
-
-    def stop(self) -> None:
-        if self.proc is not None and self.proc.poll() is None:
-            self.proc.kill()
-            self.proc.wait(timeout=30)
-
-
 @pytest.fixture
-def own_redis(tmp_path: Path) -> Iterator[RedisServer]:
+def own_redis(tmp_path: Path) -> Iterator[OwnRedis]:
     if shutil.which("redis-server") is None:
         if IN_CI:
             pytest.fail("redis-server is not installed; CI=true requires it")
         pytest.skip("redis-server is not installed")
-    server = RedisServer(tmp_path)
+    server = OwnRedis(tmp_path)
     try:
         yield server
     finally:
@@ -117,7 +79,7 @@ def own_redis(tmp_path: Path) -> Iterator[RedisServer]:
 
 
 @pytest.fixture
-def redis_url(own_redis: RedisServer) -> str:
+def redis_url(own_redis: OwnRedis) -> str:
     """The workers' broker: this module's own Redis (celery_fixtures' ``env`` takes it)."""
     return own_redis.url
 
@@ -160,7 +122,7 @@ def test_a_match_resent_after_a_broker_restart_is_not_held_by_a_worker_with_no_f
     db: Database,
     workers: Workers,
     executor: CeleryExecutor,
-    own_redis: RedisServer,
+    own_redis: OwnRedis,
     settings: Settings,
 ) -> None:
     """One worker, one thread, playing match A (its bots held at a gate) when Redis restarts;
@@ -237,7 +199,7 @@ def test_a_match_resent_after_a_broker_restart_is_not_held_by_a_worker_with_no_f
 
 
 def test_a_broker_restart_while_the_sweep_resends_leaves_the_queue_marked_lost(
-    db: Database, own_redis: RedisServer, settings: Settings, executor: CeleryExecutor
+    db: Database, own_redis: OwnRedis, settings: Settings, executor: CeleryExecutor
 ) -> None:
     """The sweep finds the marker absent and sends every pending match; Redis restarts before
     it marks the queue whole (what it sent died with it). The queue must still read as lost,
@@ -264,7 +226,7 @@ def test_a_broker_restart_while_the_sweep_resends_leaves_the_queue_marked_lost(
 
 
 def test_the_queue_is_marked_whole_only_with_the_token_of_its_resubmission(
-    own_redis: RedisServer,
+    own_redis: OwnRedis,
 ) -> None:
     """A token is written before the pending matches are read and sent; marking needs it still
     there (another sweep's token, or none after a restart, leaves the queue lost)."""
