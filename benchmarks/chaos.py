@@ -21,7 +21,8 @@ it compares:
 
 * exactly once: every match finished, one result, its games, deals and rating changes, and the
   same number of rows in every table as the clean run (but ``events``, which has a
-  ``match.started`` per attempt, compared without those);
+  ``match.started`` per attempt, compared without those, and ``health_probes``: see
+  :data:`TIMING_TABLES`);
 * identical results: each match's record (every action, every score) but the latencies, the
   tournament's standings and the whole-history fit;
 * recovery: for a kill, the time from the kill to each of its matches being claimed again;
@@ -97,6 +98,10 @@ BROKER_TARGET_S = 30
 #: and a ``rating.changed`` per bot each time a refit moves it (how many refits run while
 #: results arrive depends on when they arrive; the final fit is compared instead).
 TIMING_EVENTS = ("match.started", "rating.changed")
+#: Tables whose row count depends on how long a run lasts, not on its results: the health
+#: sweep probes every bot each ``ARENA_HEALTH_INTERVAL_SECONDS``, so a chaos run longer than
+#: that interval has a round of probes the clean run does not.
+TIMING_TABLES = ("events", "health_probes")
 
 
 @dataclass(frozen=True)
@@ -814,7 +819,7 @@ def compare(clean: dict[str, Any], chaos: dict[str, Any]) -> dict[str, Any]:
     tables = {
         name: (clean["rows"][name], n)
         for name, n in chaos["rows"].items()
-        if name != "events" and n != clean["rows"].get(name)
+        if name not in TIMING_TABLES and n != clean["rows"].get(name)
     }
     events = {
         kind: (clean["events"].get(kind, 0), n)

@@ -4,12 +4,14 @@ Reliability settings, and why:
 
 * ``task_acks_late`` + ``task_reject_on_worker_lost``: a task is acknowledged only when it
   ends, so a worker that dies mid-match leaves it to be delivered again.
-* ``worker_prefetch_multiplier = 1`` and ``worker_disable_prefetch``: a worker holds no more
-  tasks than it has threads, counting the tasks it still plays across a reconnection to the
-  broker. Without the second, a worker whose connection to Redis was lost while it played
-  (a Redis restart) took a full prefetch again on the new connection while the old tasks still
-  ran: matches delivered to it that waited, unclaimed, in its memory and in kombu's
-  ``unacked`` hash, and that only the pending grace would send again if it then died.
+* ``worker_prefetch_multiplier = 1``: a worker holds no more tasks than it has threads. Not
+  across a reconnection: a worker whose connection to Redis was lost while it played (a Redis
+  restart) takes a full prefetch again on the new connection while its old tasks still run,
+  and a match delivered so waits, unclaimed, in its memory and in kombu's ``unacked`` hash; if
+  the worker then dies, the sweep that finds it dead sends every pending match again
+  (:mod:`arena.services.sweeper`). Celery's ``worker_disable_prefetch`` would close it, but
+  with it a worker of 200 threads stopped taking tasks with 183 of them free
+  (``benchmarks/bench_load.py``, Celery 5.7.0), so it is off.
 * hard time limit < broker visibility timeout (set in ``broker_transport_options`` *and*
   ``result_backend_transport_options``, the two places Celery's Redis transports read it): a
   task ends before the broker could hand it to a second worker while it still runs. Celery
@@ -68,7 +70,6 @@ def create_app(settings: Settings) -> Celery:
         task_reject_on_worker_lost=True,
         task_acks_on_failure_or_timeout=True,
         worker_prefetch_multiplier=1,
-        worker_disable_prefetch=True,
         task_time_limit=settings.task_time_limit,
         task_soft_time_limit=settings.task_soft_time_limit,
         broker_transport_options=transport,

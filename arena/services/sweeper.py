@@ -6,7 +6,8 @@ A match reaches a worker because the service that scheduled it submitted it afte
 
 * a match whose worker died (its lease, ``ARENA_LEASE_SECONDS``, expired; or at once, when the
   holder was a worker process of this host that no longer exists:
-  :mod:`arena.services.liveness`) is resubmitted and goes back to pending;
+  :mod:`arena.services.liveness`) is resubmitted and goes back to pending, and so is every
+  pending match (the dead worker may have taken their messages and not started them);
 * when the broker lost its queue (a Redis restarted empty: :mod:`arena.services.queue_loss`),
   every pending match is resubmitted at once, and the queue is marked whole again only if the
   broker kept the token written before the resubmission (a restart while the matches were
@@ -71,7 +72,11 @@ def sweep(
         now=now,
         # Twice the interval: a sweep that runs a little late leaves no match out.
         window_s=2 * settings.sweep_interval_seconds,
-        all_pending=lost,
+        # A worker died (a lease ended or ran out): the messages it had taken and not yet
+        # started died with it (a worker that reconnected after a broker restart takes a whole
+        # new prefetch while it still plays), and the broker gives them to another worker
+        # only after its visibility timeout. So every pending match is sent again.
+        all_pending=lost or bool(expired),
     )
     # Sent first, changed after: a sweep that dies in between leaves the next one the same
     # matches to send (a lease still expired, a queue marker still holding a token).

@@ -250,3 +250,31 @@ def test_a_match_held_by_a_dead_worker_of_this_host_is_resubmitted_before_its_le
         "alive": MatchStatus.RUNNING,
         "elsewhere": MatchStatus.RUNNING,
     }
+
+
+def test_a_dead_worker_has_every_pending_match_sent_again_not_only_its_own(
+    db: Database,
+) -> None:
+    """A worker that dies may hold messages it took and never started (after a broker restart
+    it reconnects and takes a whole new prefetch while it still plays): their matches are
+    pending, and the broker would give them out again only after its visibility timeout. So a
+    sweep that finds a dead worker sends every pending match again, young ones included."""
+    young = _pending(db, age_s=5)  # far inside the pending grace
+    orphan = _pending(db, age_s=6)
+    with db.session() as session:
+        session.execute(
+            update(MatchRow)
+            .where(MatchRow.id == orphan)
+            .values(
+                status=MatchStatus.RUNNING,
+                attempt=1,
+                lease_owner="celery-dead",
+                lease_expires_at=utcnow() - timedelta(seconds=1),
+            )
+        )
+    settings = load_settings({}, database_url=db.url)
+    sent: list[list[int]] = []
+    assert sweep(db, settings, lambda ids: sent.append(sorted(ids))) == sorted([young, orphan])
+    assert sent == [[orphan], [young]]  # the dead worker's match first, then the pending one
+    sent.clear()
+    assert sweep(db, settings, lambda ids: sent.append(sorted(ids))) == []  # nobody died since
