@@ -611,27 +611,37 @@ class Chaos:
             thread.join(timeout=300)
 
 
-def sent_match_ids(redis_url: str) -> set[int]:
-    """The match ids of the ``run_match`` messages in the broker: waiting in the default
-    queue's list of every priority, or delivered to a worker and not yet acknowledged (kombu's
-    ``unacked`` hash: a worker holds the message, the match is not necessarily claimed yet)."""
+def match_messages(redis_url: str) -> tuple[set[int], set[int]]:
+    """The match ids of the ``run_match`` messages in the broker: those waiting in the default
+    queue's list of every priority, and those delivered to a worker and not yet acknowledged
+    (kombu's ``unacked`` hash: a worker holds the message, the match is not necessarily
+    claimed yet)."""
     client = redis.Redis.from_url(redis_url)
     try:
-        messages = [
+        waiting = [
             json.loads(raw)
             for key in client.scan_iter("celery*")
             for raw in client.lrange(key, 0, -1)
         ]
         # An unacknowledged entry is [message, exchange, routing key].
-        messages += [json.loads(raw)[0] for raw in client.hvals("unacked")]
-        out = set()
-        for message in messages:
-            headers = message.get("headers", {})
-            if headers.get("task") == "workers.tasks.run_match":
-                out.add(int(ast.literal_eval(headers["argsrepr"])[0]))
-        return out
+        delivered = [json.loads(raw)[0] for raw in client.hvals("unacked")]
     finally:
         client.close()
+
+    def ids(messages: list[Any]) -> set[int]:
+        return {
+            int(ast.literal_eval(m["headers"]["argsrepr"])[0])
+            for m in messages
+            if m.get("headers", {}).get("task") == "workers.tasks.run_match"
+        }
+
+    return ids(waiting), ids(delivered)
+
+
+def sent_match_ids(redis_url: str) -> set[int]:
+    """The match ids of every ``run_match`` message in the broker, waiting or delivered."""
+    waiting, delivered = match_messages(redis_url)
+    return waiting | delivered
 
 
 # --- one run -----------------------------------------------------------------------------------

@@ -19,8 +19,6 @@ error" in kombu's channel close): periodic jobs are acknowledged when they start
 
 from __future__ import annotations
 
-import ast
-import json
 import shutil
 import sys
 from collections.abc import Iterator
@@ -28,12 +26,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-import redis
 from celery_fixtures import *  # noqa: F403 - pytest fixtures
 from conftest import IN_CI
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
-from chaos import OwnRedis  # a redis-server of the test's own (restarted: emptied)
+from chaos import OwnRedis, match_messages  # its own redis-server; the broker's messages
 
 from arena.db.session import Database
 from arena.playing.executors import CeleryExecutor
@@ -80,30 +77,6 @@ def redis_url(own_redis: OwnRedis) -> str:
 @pytest.fixture
 def worker_env() -> dict[str, str]:
     return WORKER_ENV
-
-
-def match_messages(url: str) -> tuple[set[int], set[int]]:
-    """The match ids of the ``run_match`` messages waiting in the broker (every priority list
-    of the default queue), and of those delivered to a worker and not acknowledged."""
-    client = redis.Redis.from_url(url)
-    try:
-        waiting = [
-            json.loads(raw)
-            for key in client.scan_iter("celery*")
-            for raw in client.lrange(key, 0, -1)
-        ]
-        delivered = [json.loads(raw)[0] for raw in client.hvals("unacked")]
-    finally:
-        client.close()
-
-    def ids(messages: list[Any]) -> set[int]:
-        return {
-            int(ast.literal_eval(m["headers"]["argsrepr"])[0])
-            for m in messages
-            if m.get("headers", {}).get("task") == "workers.tasks.run_match"
-        }
-
-    return ids(waiting), ids(delivered)
 
 
 def test_a_broker_restart_while_the_sweep_resends_leaves_the_queue_marked_lost(

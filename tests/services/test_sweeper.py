@@ -45,6 +45,21 @@ def _pending(db: Database, *, age_s: float) -> int:
     return match_id
 
 
+def _orphan(db: Database, match_id: int) -> None:
+    """What a worker SIGKILLed mid-match leaves: running, its lease run out."""
+    with db.session() as session:
+        session.execute(
+            update(MatchRow)
+            .where(MatchRow.id == match_id)
+            .values(
+                status=MatchStatus.RUNNING,
+                attempt=1,
+                lease_owner="celery-dead",
+                lease_expires_at=utcnow() - timedelta(seconds=1),
+            )
+        )
+
+
 def test_every_pending_grace_comes_from_one_setting(db: Database) -> None:
     """``ARENA_PENDING_GRACE_SECONDS`` decides for the sweep (beat and the local sweeper
     call the same function), the services take no default of their own, and ``gin-arena
@@ -182,17 +197,7 @@ def test_a_sweep_that_dies_before_sending_leaves_the_dead_workers_match_to_the_n
     fails in between (its worker killed, the broker down) changes nothing, and the next sweep
     sends it again."""
     orphan = _pending(db, age_s=5)
-    with db.session() as session:
-        session.execute(
-            update(MatchRow)
-            .where(MatchRow.id == orphan)
-            .values(
-                status=MatchStatus.RUNNING,
-                attempt=1,
-                lease_owner="celery-dead",
-                lease_expires_at=utcnow() - timedelta(seconds=1),
-            )
-        )
+    _orphan(db, orphan)
     settings = load_settings({}, database_url=db.url)
 
     def broken(ids: object) -> None:
@@ -261,17 +266,7 @@ def test_a_dead_worker_has_every_pending_match_sent_again_not_only_its_own(
     sweep that finds a dead worker sends every pending match again, young ones included."""
     young = _pending(db, age_s=5)  # far inside the pending grace
     orphan = _pending(db, age_s=6)
-    with db.session() as session:
-        session.execute(
-            update(MatchRow)
-            .where(MatchRow.id == orphan)
-            .values(
-                status=MatchStatus.RUNNING,
-                attempt=1,
-                lease_owner="celery-dead",
-                lease_expires_at=utcnow() - timedelta(seconds=1),
-            )
-        )
+    _orphan(db, orphan)
     settings = load_settings({}, database_url=db.url)
     sent: list[list[int]] = []
     assert sweep(db, settings, lambda ids: sent.append(sorted(ids))) == sorted([young, orphan])
