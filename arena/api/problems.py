@@ -25,8 +25,9 @@ import msgspec
 from flask import Flask, Response, current_app, request
 from flask.typing import ResponseReturnValue
 from flask_limiter import RateLimitExceeded
-from werkzeug.exceptions import HTTPException, InternalServerError, NotFound
+from werkzeug.exceptions import HTTPException, InternalServerError, NotFound, ServiceUnavailable
 
+from arena.db.errors import DatabaseUnavailableError, database_error_reason
 from arena.errors import NotFoundError
 
 __all__ = [
@@ -186,6 +187,33 @@ def _rate_limited(exc: RateLimitExceeded) -> Response:
     )
 
 
+#: Seconds a client is told to wait (``Retry-After``) when the database cannot answer now.
+DATABASE_RETRY_SECONDS = 5
+
+
+def _database_unavailable(exc: Exception) -> ResponseReturnValue:
+    """503 with ``Retry-After`` while the database cannot be reached or this process's
+    connection pool has run dry: the request may succeed shortly, so it is no 500."""
+    log.warning(
+        "database unavailable on %s %s: %s",
+        request.method,
+        request.path,
+        database_error_reason(exc) or type(exc).__name__,
+    )
+    page = current_app.extensions.get(PAGE_ERRORS)
+    if page is not None and _wants_page():
+        result: ResponseReturnValue = page(ServiceUnavailable())
+        return result
+    return problem_response(
+        ProblemError(
+            503,
+            "the database cannot answer right now; try again after the time in Retry-After",
+            kind="database-unavailable",
+            headers={"Retry-After": str(DATABASE_RETRY_SECONDS)},
+        )
+    )
+
+
 def _unexpected(exc: Exception) -> ResponseReturnValue:
     log.exception("unhandled error on %s %s", request.method, request.path)
     page = current_app.extensions.get(PAGE_ERRORS)
@@ -211,4 +239,6 @@ def register_error_handlers(
     app.register_error_handler(NotFoundError, _not_found)
     app.register_error_handler(RateLimitExceeded, _rate_limited)
     app.register_error_handler(HTTPException, _from_http)
+    for unavailable in DatabaseUnavailableError:
+        app.register_error_handler(unavailable, _database_unavailable)
     app.register_error_handler(Exception, _unexpected)

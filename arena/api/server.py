@@ -122,10 +122,13 @@ class ApiServer:
         self._closed = True
         self._server.task_dispatcher.shutdown()
         wasyncore.close_all(self._server._map)
-        close_app(self.app)
+        # The executor first: its worker processes put their last live events on the queue
+        # the app's hub drains, and a process cannot exit while what it put is unread (it
+        # waited out the executor's 30 s and was terminated when the hub had stopped first).
         if self.executor is not None:
             self.executor.close()
             self.executor = None
+        close_app(self.app)
 
 
 def serve(

@@ -26,7 +26,8 @@ from arena.api.auth import ANONYMOUS, Principal, current_principal
 from arena.api.http import IdConverter
 from arena.api.models import MAX_ID
 from arena.api.owners import with_owner_view
-from arena.api.problems import ProblemError
+from arena.api.problems import DATABASE_RETRY_SECONDS, ProblemError
+from arena.db.errors import DatabaseUnavailableError, database_error_reason
 from arena.errors import NotFoundError
 from arena.playing.stored import RecordFormatError
 from arena.reading.embargo import match_deals_public, redact_bracket
@@ -81,13 +82,22 @@ def error_page(error: HTTPException) -> tuple[str, int]:
 
 
 @bp.errorhandler(Exception)
-def _failed(error: Exception) -> tuple[str, int]:
+def _failed(error: Exception) -> tuple[str, int] | tuple[str, int, dict[str, str]]:
     """Every error of a page view becomes a page (handled here, so an app-wide JSON handler
     for the API never answers a browser with problem+json)."""
     if isinstance(error, HTTPException):
         return error_page(error)
     if isinstance(error, NotFoundError):
         return error_page(NotFound(f"There is no {error.resource} {error.key}."))
+    if isinstance(error, DatabaseUnavailableError):
+        log.warning("page %s: database unavailable: %s", request.path, database_error_reason(error))
+        page = render_template(
+            "web/error.html",
+            code=503,
+            title="Service Unavailable",
+            message="The database is not answering right now. Try again in a few seconds.",
+        )
+        return page, 503, {"Retry-After": str(DATABASE_RETRY_SECONDS)}
     log.error("page %s failed", request.path, exc_info=error)
     return error_page(InternalServerError())
 

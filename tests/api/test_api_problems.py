@@ -7,8 +7,10 @@ import logging
 
 import pytest
 from api_fixtures import *  # noqa: F403 - the fixtures
-from api_support import Api
+from api_support import Api, Submitted, settings_for
 
+from arena.api import close_app, create_app
+from arena.db.session import Database
 from arena.reading.queries import bots as bot_queries
 
 PROBLEM = "application/problem+json"
@@ -75,3 +77,31 @@ def test_pages_outside_the_api_get_the_web_error_page(api: Api):
     response = api.get("/no-such-page")
     assert response.status_code == 404
     assert response.mimetype == "text/html"
+
+
+def test_a_database_that_cannot_answer_is_a_503_with_retry_after_not_a_500(
+    db_url: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    """The pool run dry (its one connection held, a wait of 50 ms): the API says 503 with
+    Retry-After and a problem type of its own, a page says the same to a browser, both log one
+    warning line, and the next request after the connection is back is answered."""
+    db = Database(db_url, pool_size=1, pool_timeout=0.05)
+    app = create_app(settings_for(db_url), db=db, executor=Submitted())
+    client = app.test_client()
+    try:
+        with db.engine.connect(), caplog.at_level(logging.WARNING):
+            response = client.get("/api/v1/ratings")
+            page = client.get("/")
+        assert response.status_code == 503 and response.mimetype == PROBLEM
+        assert response.headers["Retry-After"] == "5"
+        assert response.json["type"] == "/api/v1/problems/database-unavailable"
+        assert "QueuePool" not in response.get_data(as_text=True)
+        assert page.status_code == 503 and page.mimetype == "text/html"
+        assert page.headers["Retry-After"] == "5" and "Traceback" not in page.get_data(as_text=True)
+        warnings = [r for r in caplog.records if "database unavailable" in r.getMessage()]
+        assert len(warnings) == 2 and all(r.exc_info is None for r in warnings)
+        assert all("\n" not in r.getMessage() for r in warnings)
+        assert client.get("/api/v1/ratings").status_code == 200
+    finally:
+        close_app(app)
+        db.dispose()

@@ -44,6 +44,7 @@ from arena.bots.sdk import BotServer
 from arena.bots.strategies import STRATEGIES
 from arena.db.session import Database
 from arena.protocol.wire import ActRequest, WireAction
+from arena.reading.queries import matches as match_queries
 from arena.rules.ruleset import RuleSet
 from arena.services.bots import register_bot
 from arena.services.tournaments import create_tournament, start_tournament
@@ -54,8 +55,10 @@ pytestmark = pytest.mark.browser
 ARTIFACTS = Path(__file__).resolve().parents[2] / "test-artifacts" / "browser"
 #: Each answer of the slow bots takes this long, so the match lasts while the browser watches.
 THINK_S = 0.1
-#: A match of about 150 answers: some 15 s at THINK_S, and more on a busy machine.
-LIVE_RULES = RuleSet(target=100, best_of=1)
+#: A match of about 150 answers: some 15 s at THINK_S, and more on a busy machine. The
+#: deadline is generous so that a loaded machine (a CI run) cannot make the slow bots fault
+#: out, or forfeit at the start, before the browser has seen the match being played.
+LIVE_RULES = RuleSet(target=100, best_of=1, deadline_ms=10_000)
 #: How long a live condition may take to come true (the whole match at most, with margin).
 LIVE_WAIT_S = 240
 PHONE = {"width": 390, "height": 844, "deviceScaleFactor": 1, "mobile": True}
@@ -175,6 +178,12 @@ return {a: faces("a"), b: faces("b"), backs_a: backs("a"), backs_b: backs("b"),
 """
 
 
+def _summary(db: Database, match_id: int) -> dict[str, Any]:
+    """What a failed assertion should say about the match: its status, error and forfeit."""
+    detail = match_queries.match_detail(db, match_id)
+    return {k: detail.get(k) for k in ("status", "error", "forfeit", "winner", "faults")}
+
+
 def _position(driver: Any) -> tuple[int, int]:
     """Where the live viewer is: deals in its menu, and actions in the current deal's log (it
     follows the newest step, so this only grows while the match is played)."""
@@ -209,7 +218,9 @@ def test_a_running_match_is_followed_live_then_becomes_its_replay(
 
     browser.switch_to.new_window("tab")
     browser.get(f"{base}/matches/{match}")
-    assert "Live" in _text(browser, "replay")
+    viewer = browser.find_elements("id", "replay")
+    assert viewer, f"no viewer on the match page; the match: {_summary(live_arena.db, match)}"
+    assert "Live" in viewer[0].text, f"not live; the match: {_summary(live_arena.db, match)}"
     _until(browser, lambda d: _position(d) >= (1, 2), LIVE_WAIT_S)  # the first steps arrived
     seen = _position(browser)
     _until(browser, lambda d: _position(d) > seen, LIVE_WAIT_S)  # and more, untouched

@@ -204,6 +204,14 @@ def test_under_waitress_match_streams_go_to_the_one_writer_and_a_closed_one_free
         assert names.count("step") >= 3
         response.close()
         conn.close()
+    # Done: fence the match's attempt out (as a takeover would), so it stops after its next
+    # lease renewal instead of being played to the end while the server shuts down.
+    with arena.db.session() as session:
+        session.execute(
+            update(MatchRow)
+            .where(MatchRow.id == match_id)
+            .values(status=MatchStatus.CANCELLED, lease_owner="the-test")
+        )
 
 
 def test_a_finished_matchs_replay_is_not_kept_from_its_stream_while_its_twin_was_open(
