@@ -1,13 +1,17 @@
 """The live fan-out across processes when Celery runs: Redis pub/sub, and a list per match.
 
-A worker's :class:`RedisSink` sends each raw event (:mod:`arena.live.publish`) from a thread of
-its own, so a match never waits on Redis: per event, in one pipeline, it appends it to the
-match's list ``arena:live:<id>`` (the attempt's events so far, for late joiners and
+A worker's :class:`RedisSink` sends the raw events (:mod:`arena.live.publish`) of every match
+of its process from a thread of its own, so a match never waits on Redis, in batches
+(what came in :data:`~arena.live.publish.BATCH_SECONDS` after the first, at most
+:data:`BATCH_EVENTS`), one pipeline each: per match of the batch, one ``RPUSH`` of its events
+to the match's list ``arena:live:<id>`` (the attempt's events so far, for late joiners and
 ``Last-Event-ID``: emptied by a new attempt's ``start``, capped at :data:`MAX_EVENTS`, gone
-:data:`TTL_SECONDS` after its last event) and publishes it on the channel
-``arena:live:events``. A serving process's :class:`RedisSource` subscribes to that channel and
-feeds every event to its hub; a hub meeting a match it has not followed from its start reads
-the list first (:meth:`RedisSource.history`).
+:data:`TTL_SECONDS` after its last event), then one ``PUBLISH`` of the whole batch (a JSON
+array, in order) on the channel ``arena:live:events``. A command per event cost a worker
+playing 200 matches a sixth of its time (``benchmarks/bench_load.py``). A serving process's
+:class:`RedisSource` subscribes to that channel and feeds every event to its hub (a message
+holding one event, not an array, is read too); a hub meeting a match it has not followed from
+its start reads the list first (:meth:`RedisSource.history`).
 """
 
 from __future__ import annotations
@@ -15,15 +19,18 @@ from __future__ import annotations
 import logging
 import queue
 import threading
+import time
 from collections.abc import Callable
+from typing import Any
 
 import msgspec
 import redis
 
-from arena.live.publish import RawEvent
+from arena.live.publish import BATCH_SECONDS, RawEvent
 from arena.settings import Settings
 
 __all__ = [
+    "BATCH_EVENTS",
     "CHANNEL",
     "MAX_EVENTS",
     "TTL_SECONDS",
@@ -40,6 +47,8 @@ CHANNEL = "arena:live:events"
 MAX_EVENTS = 50_000
 #: How long a match's list outlives its last event.
 TTL_SECONDS = 3600
+#: The most events one batch (one pipeline, one message) carries.
+BATCH_EVENTS = 500
 _encoder = msgspec.json.Encoder()
 _decoder = msgspec.json.Decoder()
 
@@ -76,31 +85,31 @@ class RedisSink:
     def _run(self) -> None:
         while True:
             batch = [self._queue.get()]
-            while len(batch) < 500:
+            if batch[0] is not None:
+                time.sleep(BATCH_SECONDS)  # let the others come: one pipeline for them all
+            while len(batch) < BATCH_EVENTS and None not in batch:
                 try:
                     batch.append(self._queue.get_nowait())
                 except queue.Empty:
                     break
             if None in batch:
-                batch = batch[: batch.index(None)]
-                self._send(batch)
+                self._send([e for e in batch[: batch.index(None)] if e is not None])
                 return
-            self._send(batch)
+            self._send([e for e in batch if e is not None])
 
-    def _send(self, batch: list[RawEvent | None]) -> None:
+    def _send(self, batch: list[RawEvent]) -> None:
         if not batch:
             return
+        encoded = [(event, _encoder.encode(event)) for event in batch]
         pipe = self._client.pipeline(transaction=False)
-        for event in batch:
-            assert event is not None
-            key = history_key(int(event["m"]))
-            body = _encoder.encode(event)
-            if event["k"] == "start":
+        for match_id, bodies, restarted in _by_match(encoded):
+            key = history_key(match_id)
+            if restarted:  # a new attempt: its list starts again
                 pipe.delete(key)
-            pipe.rpush(key, body)
+            pipe.rpush(key, *bodies)
             pipe.ltrim(key, -MAX_EVENTS, -1)
             pipe.expire(key, TTL_SECONDS)
-            pipe.publish(CHANNEL, body)
+        pipe.publish(CHANNEL, b"[" + b",".join(body for _, body in encoded) + b"]")
         try:
             pipe.execute()
         except redis.RedisError as exc:  # the stream misses these; the match goes on
@@ -113,6 +122,33 @@ class RedisSink:
             self._thread.join(timeout=10)
             self._thread = None
         self._client.close()
+
+
+def _by_match(
+    encoded: list[tuple[RawEvent, bytes]],
+) -> list[tuple[int, list[bytes], bool]]:
+    """A batch's events (each with its JSON) as each match's list gets them, in order: (match
+    id, the events from its last ``start`` on, whether there was one: the list is emptied
+    first).
+
+    >>> _by_match([({"m": 1, "k": "act"}, b"a"), ({"m": 2, "k": "start"}, b"s"),
+    ...            ({"m": 1, "k": "start"}, b"t"), ({"m": 1, "k": "deal"}, b"d")])
+    [(1, [b't', b'd'], True), (2, [b's'], True)]
+    """
+    lists: dict[int, tuple[list[bytes], bool]] = {}
+    for event, body in encoded:
+        match_id = int(event["m"])
+        if event["k"] == "start":
+            lists[match_id] = ([body], True)
+        else:
+            lists.setdefault(match_id, ([], False))[0].append(body)
+    return [(match_id, bodies, restarted) for match_id, (bodies, restarted) in lists.items()]
+
+
+def _events(message: Any) -> list[RawEvent]:
+    """The events of one message on the channel: a batch (an array), or one event."""
+    data = _decoder.decode(message)
+    return data if isinstance(data, list) else [data]
 
 
 class RedisSource:
@@ -148,7 +184,8 @@ class RedisSource:
                 while not self._stop.is_set():
                     message = pubsub.get_message(timeout=1.0)
                     if message is not None:
-                        deliver(_decoder.decode(message["data"]))
+                        for event in _events(message["data"]):
+                            deliver(event)
                 pubsub.close()
             except redis.RedisError as exc:
                 log.warning("live subscription to Redis lost (retrying): %s", exc)

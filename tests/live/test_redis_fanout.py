@@ -4,8 +4,10 @@ hub that joins late reads the attempt so far from the match's Redis list."""
 
 from __future__ import annotations
 
+import json
 import multiprocessing
 import threading
+import time
 import uuid
 from typing import Any
 
@@ -16,7 +18,7 @@ from live_support import SseEvent, played_events, read_events
 
 from arena.live.follow import follow_match
 from arena.live.hub import LiveHub
-from arena.live.redis_bus import RedisSink, RedisSource, history_key
+from arena.live.redis_bus import CHANNEL, RedisSink, RedisSource, history_key
 from arena.live.sse import sse_event
 
 
@@ -114,3 +116,74 @@ def test_a_hub_that_joins_late_reads_the_attempt_so_far_from_redis(url: str) -> 
     finally:
         hub.close()
         redis.Redis.from_url(url).delete(history_key(match_id))
+
+
+#: Long enough for anything these tests wait on, on a loaded machine (never a pass condition).
+PATIENCE_S = 60.0
+
+
+def _subscribed(url: str) -> tuple[RedisSource, list[dict[str, Any]]]:
+    """A source delivering into a list, once its subscription is in place (a probe event,
+    published until it arrives; Redis drops what is published before)."""
+    source = RedisSource(url)
+    received: list[dict[str, Any]] = []
+    source.start(received.append)
+    probe = {"m": 0, "k": "probe", "n": uuid.uuid4().hex}
+    client = redis.Redis.from_url(url)
+    deadline = time.monotonic() + PATIENCE_S
+    while probe not in received:
+        assert time.monotonic() < deadline, "the subscription never received its probe"
+        client.publish(CHANNEL, json.dumps(probe))
+        time.sleep(0.05)
+    return source, received
+
+
+def _mine(received: list[dict[str, Any]], ids: set[int], count: int) -> list[dict[str, Any]]:
+    """The events of matches ``ids`` (the channel is shared with every other test), once
+    ``count`` have arrived."""
+    deadline = time.monotonic() + PATIENCE_S
+    while len(mine := [e for e in list(received) if e.get("m") in ids]) < count:
+        assert time.monotonic() < deadline, len(mine)
+        time.sleep(0.05)
+    return mine
+
+
+def test_a_batch_of_two_matches_and_a_new_attempt_keeps_each_list_to_its_current_attempt(
+    url: str,
+) -> None:
+    """Events of two matches in one sink's batches, the first match restarting (attempt 2)
+    mid-way: each match's list holds its current attempt's events in order, the second's
+    untouched, and a subscribed source receives every event in the order it was published."""
+    first, second = (10_000 + uuid.uuid4().int % 1_000_000 + i for i in (0, 1))
+    old, new, other = played_events(first)[:40], played_events(first, 2)[:30], played_events(second)
+    published = [*old[:20], *other[:50], *old[20:], *new, *other[50:80]]
+    source, received = _subscribed(url)
+    client = redis.Redis.from_url(url)
+    try:
+        sink = RedisSink(url)
+        for event in published:
+            sink.publish(event)
+        sink.close()
+        stored_first = [json.loads(b) for b in client.lrange(history_key(first), 0, -1)]
+        stored_second = [json.loads(b) for b in client.lrange(history_key(second), 0, -1)]
+        assert [(e["at"], e["n"]) for e in stored_first] == [(2, e["n"]) for e in new]
+        assert [e["n"] for e in stored_second] == list(range(80))
+        got = _mine(received, {first, second}, len(published))
+        assert [(e["m"], e["at"], e["n"]) for e in got] == [
+            (e["m"], e["at"], e["n"]) for e in published
+        ]
+    finally:
+        source.close()
+        client.delete(history_key(first), history_key(second))
+
+
+def test_a_message_of_one_event_from_an_earlier_worker_is_delivered(url: str) -> None:
+    """Workers of the version before sent one event per message, not an array."""
+    match_id = 10_000 + uuid.uuid4().int % 1_000_000
+    source, received = _subscribed(url)
+    try:
+        event = played_events(match_id)[0]
+        redis.Redis.from_url(url).publish(CHANNEL, json.dumps(event))
+        assert _mine(received, {match_id}, 1) == [event]
+    finally:
+        source.close()
