@@ -621,6 +621,12 @@ def run(args: argparse.Namespace, sizes: Sizes) -> dict[str, Any]:
             "tasks_failed": worker_log.count("raised unexpected"),
             "pool_timeouts": worker_log.count("QueuePool limit"),
             "thread_exceptions": worker_log.count("Exception in thread"),
+            # What the failed tasks raised (Celery's line names the exception), the first few.
+            "failures": [
+                " ".join(line.split("raised unexpected:", 1)[1].split())[:300]
+                for line in worker_log.splitlines()
+                if "raised unexpected:" in line
+            ][:5],
         },
         "limits": limits(matches, api, cpu, sizes),
     }

@@ -26,6 +26,7 @@ CHEAP = {
     "bench_engine.py": ["--engines", "ours"],
     "bench_ladder.py": [],
     "bench_leaderboard.py": [],
+    "bench_live_sink.py": [],
     "bench_protocol.py": [],
     "bench_ratings.py": [],
     "bench_strength.py": ["--workers", "1"],
