@@ -36,6 +36,7 @@ __all__ = [
     "NoSuchResource",
     "ProblemError",
     "conflict",
+    "database_unavailable",
     "forbidden",
     "problem_response",
     "register_error_handlers",
@@ -191,18 +192,29 @@ def _rate_limited(exc: RateLimitExceeded) -> Response:
 DATABASE_RETRY_SECONDS = 5
 
 
-def _database_unavailable(exc: Exception) -> ResponseReturnValue:
-    """503 with ``Retry-After`` while the database cannot be reached or this process's
-    connection pool has run dry: the request may succeed shortly, so it is no 500."""
+def database_unavailable(exc: Exception) -> ServiceUnavailable:
+    """Log in one line that the database could not answer the request (``exc``, one of
+    :data:`~arena.db.errors.DatabaseUnavailableError`), and return the 503 to answer with
+    (``Retry-After``: :data:`DATABASE_RETRY_SECONDS`); the pages render it too."""
     log.warning(
         "database unavailable on %s %s: %s",
         request.method,
         request.path,
         database_error_reason(exc) or type(exc).__name__,
     )
+    return ServiceUnavailable(
+        "The database is not answering right now. Try again in a few seconds.",
+        retry_after=DATABASE_RETRY_SECONDS,
+    )
+
+
+def _database_unavailable(exc: Exception) -> ResponseReturnValue:
+    """503 with ``Retry-After`` while the database cannot be reached or this process's
+    connection pool has run dry: the request may succeed shortly, so it is no 500."""
+    error = database_unavailable(exc)
     page = current_app.extensions.get(PAGE_ERRORS)
     if page is not None and _wants_page():
-        result: ResponseReturnValue = page(ServiceUnavailable())
+        result: ResponseReturnValue = page(error)
         return result
     return problem_response(
         ProblemError(

@@ -84,18 +84,21 @@ class RedisSink:
 
     def _run(self) -> None:
         while True:
-            batch = [self._queue.get()]
-            if batch[0] is not None:
+            item = self._queue.get()
+            if item is not None:
                 time.sleep(BATCH_SECONDS)  # let the others come: one pipeline for them all
-            while len(batch) < BATCH_EVENTS and None not in batch:
+            batch: list[RawEvent] = []
+            while item is not None:  # None: close() was called, send what came before it
+                batch.append(item)
+                if len(batch) == BATCH_EVENTS:
+                    break
                 try:
-                    batch.append(self._queue.get_nowait())
+                    item = self._queue.get_nowait()
                 except queue.Empty:
                     break
-            if None in batch:
-                self._send([e for e in batch[: batch.index(None)] if e is not None])
+            self._send(batch)
+            if item is None:
                 return
-            self._send([e for e in batch if e is not None])
 
     def _send(self, batch: list[RawEvent]) -> None:
         if not batch:

@@ -26,8 +26,8 @@ from arena.api.auth import ANONYMOUS, Principal, current_principal
 from arena.api.http import IdConverter
 from arena.api.models import MAX_ID
 from arena.api.owners import with_owner_view
-from arena.api.problems import DATABASE_RETRY_SECONDS, ProblemError
-from arena.db.errors import DatabaseUnavailableError, database_error_reason
+from arena.api.problems import ProblemError, database_unavailable
+from arena.db.errors import DatabaseUnavailableError
 from arena.errors import NotFoundError
 from arena.playing.stored import RecordFormatError
 from arena.reading.embargo import match_deals_public, redact_bracket
@@ -71,18 +71,21 @@ def _helpers() -> dict[str, Any]:
     return HELPERS
 
 
-def error_page(error: HTTPException) -> tuple[str, int]:
-    """The page for an HTTP error: its status, title and a plain explanation, nothing more."""
+def error_page(error: HTTPException) -> tuple[str, int, dict[str, str]]:
+    """The page for an HTTP error: its status, title and a plain explanation, nothing more (a
+    503 says why, and keeps its ``Retry-After``)."""
     code = error.code or 500
-    if code >= 500:
+    if code >= 500 and code != 503:
         message = "Something went wrong on our side. The error has been logged."
     else:
         message = error.description or ""
-    return render_template("web/error.html", code=code, title=error.name, message=message), code
+    headers = {k: v for k, v in error.get_headers() if k == "Retry-After"}
+    page = render_template("web/error.html", code=code, title=error.name, message=message)
+    return page, code, headers
 
 
 @bp.errorhandler(Exception)
-def _failed(error: Exception) -> tuple[str, int] | tuple[str, int, dict[str, str]]:
+def _failed(error: Exception) -> tuple[str, int, dict[str, str]]:
     """Every error of a page view becomes a page (handled here, so an app-wide JSON handler
     for the API never answers a browser with problem+json)."""
     if isinstance(error, HTTPException):
@@ -90,14 +93,7 @@ def _failed(error: Exception) -> tuple[str, int] | tuple[str, int, dict[str, str
     if isinstance(error, NotFoundError):
         return error_page(NotFound(f"There is no {error.resource} {error.key}."))
     if isinstance(error, DatabaseUnavailableError):
-        log.warning("page %s: database unavailable: %s", request.path, database_error_reason(error))
-        page = render_template(
-            "web/error.html",
-            code=503,
-            title="Service Unavailable",
-            message="The database is not answering right now. Try again in a few seconds.",
-        )
-        return page, 503, {"Retry-After": str(DATABASE_RETRY_SECONDS)}
+        return error_page(database_unavailable(error))
     log.error("page %s failed", request.path, exc_info=error)
     return error_page(InternalServerError())
 

@@ -7,13 +7,13 @@ from __future__ import annotations
 import json
 import multiprocessing
 import threading
-import time
 import uuid
 from typing import Any
 
 import pytest
 import redis
 from conftest import REDIS_URL, require_service
+from health_support import wait_until
 from live_support import SseEvent, played_events, read_events
 
 from arena.live.follow import follow_match
@@ -130,22 +130,24 @@ def _subscribed(url: str) -> tuple[RedisSource, list[dict[str, Any]]]:
     source.start(received.append)
     probe = {"m": 0, "k": "probe", "n": uuid.uuid4().hex}
     client = redis.Redis.from_url(url)
-    deadline = time.monotonic() + PATIENCE_S
-    while probe not in received:
-        assert time.monotonic() < deadline, "the subscription never received its probe"
+
+    def arrived() -> bool:
         client.publish(CHANNEL, json.dumps(probe))
-        time.sleep(0.05)
+        return probe in received
+
+    wait_until(arrived, timeout=PATIENCE_S, what="the subscription's probe")
     return source, received
 
 
 def _mine(received: list[dict[str, Any]], ids: set[int], count: int) -> list[dict[str, Any]]:
     """The events of matches ``ids`` (the channel is shared with every other test), once
     ``count`` have arrived."""
-    deadline = time.monotonic() + PATIENCE_S
-    while len(mine := [e for e in list(received) if e.get("m") in ids]) < count:
-        assert time.monotonic() < deadline, len(mine)
-        time.sleep(0.05)
-    return mine
+
+    def mine() -> list[dict[str, Any]]:
+        return [e for e in list(received) if e.get("m") in ids]
+
+    wait_until(lambda: len(mine()) >= count, timeout=PATIENCE_S, what=f"{count} events")
+    return mine()
 
 
 def test_a_batch_of_two_matches_and_a_new_attempt_keeps_each_list_to_its_current_attempt(
