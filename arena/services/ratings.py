@@ -95,12 +95,16 @@ def refit_ratings(db: Database, *, min_matches: int) -> int:
             return 0
         previous = _stored_fits(session)
         # Core inserts of plain rows (one batched statement each): the ORM's unit of work
-        # costs seconds for tens of thousands of fits and gives nothing here.
+        # costs seconds for tens of thousands of fits and gives nothing here. In id order, so
+        # their foreign-key checks lock the bots in the order a recording locks them.
         session.execute(delete(RatingFitRow))
         if fitted:
             session.execute(
                 insert(RatingFitRow),
-                [{"bot_id": int(bot_id), **_columns(fit, now)} for bot_id, fit in fitted.items()],
+                [
+                    {"bot_id": int(bot_id), **_columns(fit, now)}
+                    for bot_id, fit in sorted(fitted.items())
+                ],
             )
         # A bot fitted on rated matches is rated (recording sets ``rated_at`` with its first
         # rating-history row; this covers results that have none, e.g. loaded directly).
@@ -122,7 +126,7 @@ def refit_ratings(db: Database, *, min_matches: int) -> int:
                         "bot_id": int(version_bots[version_id]),
                         **_columns(fit, now),
                     }
-                    for version_id, fit in fitted_versions.items()
+                    for version_id, fit in sorted(fitted_versions.items())
                 ],
             )
         _report_changes(session, previous, fitted)

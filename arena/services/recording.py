@@ -114,11 +114,18 @@ def record_match_result(
             )
         )
         bot_ids = (claim.spec.bots[0].id, claim.spec.bots[1].id)
-        # Lock both bots in id order (no deadlock between two matches of the same bots).
+        # Lock both bots in id order (no deadlock between two matches of the same bots), and
+        # only against other writers of their columns (``FOR NO KEY UPDATE``): a plain ``FOR
+        # UPDATE`` also waits on every foreign-key check that references them, such as the
+        # rating fit's inserts, which took those checks' locks in its own order and deadlocked
+        # with recordings under load (``bench_load.py``, 4 failed tasks in 400 matches).
         bots = {
             b.id: b
             for b in session.scalars(
-                select(BotRow).where(BotRow.id.in_(bot_ids)).order_by(BotRow.id).with_for_update()
+                select(BotRow)
+                .where(BotRow.id.in_(bot_ids))
+                .order_by(BotRow.id)
+                .with_for_update(key_share=True)
             )
         }
         for seat, bot_id in zip(SEATS, bot_ids, strict=True):

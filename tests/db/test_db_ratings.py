@@ -5,14 +5,15 @@ fit (SQLite and PostgreSQL, real threads)."""
 from __future__ import annotations
 
 import threading
+import time
 from collections.abc import Callable, Iterator
 from typing import Any
 
 import pytest
 from db_support import SHORT, add_bots, add_match, heuristic_v_random
-from sqlalchemy import select, update
+from sqlalchemy import insert, select, text, update
 
-from arena.db.models import MatchRow, RatingFitRow
+from arena.db.models import MatchRow, RatingFitRow, utcnow
 from arena.db.session import Database
 from arena.measures.ratings import fit_ratings
 from arena.playing.jobs import run_match_job
@@ -35,6 +36,19 @@ def add_results(db: Database, a: int, b: int, winners: str) -> None:
                 .where(MatchRow.id == match.id)
                 .values(status=MatchStatus.FINISHED, winner=winner)
             )
+
+
+def _fit_columns() -> dict[str, Any]:
+    """A stored fit's columns (what :func:`refit_ratings` writes for one bot)."""
+    return {
+        "rating": 1500.0,
+        "ci_low": 1400.0,
+        "ci_high": 1600.0,
+        "stderr": 50.0,
+        "matches": 3,
+        "provisional": False,
+        "fitted_at": utcnow(),
+    }
 
 
 def stored_fits(db: Database) -> dict[int, RatingFitRow]:
@@ -178,3 +192,50 @@ def test_equal_ratings_are_ordered_by_rated_matches_then_bot_id(db: Database) ->
     assert {fit.rating for fit in fits.values()} == {1500.0}
     assert [row["id"] for row in bot_queries.ratings_board(db)[0]] == [c, d, a, b]
     assert [row["id"] for row in bot_queries.list_bots(db, sort="rating")] == [c, d, a, b]
+
+
+@pytest.mark.parametrize("db_url", ["postgresql"], indirect=True)
+def test_recording_a_match_does_not_wait_on_a_rating_fit_that_references_its_bots(
+    db: Database,
+) -> None:
+    """The rating fit inserts a row per bot in one transaction, and each insert's foreign-key
+    check locks that bot's row (``FOR KEY SHARE``) until the fit commits. Recording locked its
+    two bots ``FOR UPDATE``, which waits on such a lock: a fit and recordings that took the
+    bots in different orders deadlocked under load (``bench_load.py``: 4 tasks failed in 400
+    matches). Recording now locks them ``FOR NO KEY UPDATE``, which no foreign-key check
+    blocks. Here a fit's transaction holds that lock on ``ann`` while a match of ``ann`` is
+    recorded: the recording must finish without ever waiting on a lock (PostgreSQL only:
+    SQLite has no row locks)."""
+    ann, bob = add_bots(db, 2)
+    match_id = add_match(db, ann, bob)
+    settings = load_settings({"ARENA_DATABASE_URL": db.url})
+    fit = db.engine.connect()
+    fit_tx = fit.begin()
+    fit.execute(insert(RatingFitRow).values(bot_id=ann, **_fit_columns()))
+    done = threading.Event()
+    outcome: list[str] = []
+
+    def play() -> None:
+        result = run_match_job(db, settings, match_id, "w1", make_players=heuristic_v_random)
+        outcome.append(result.status.value)
+        done.set()
+
+    player = threading.Thread(target=play, daemon=True)
+    player.start()
+    waited_on_lock = False
+    deadline = time.monotonic() + WAIT_S
+    while not done.wait(0.05) and time.monotonic() < deadline:
+        waiting = fit.execute(
+            text(
+                "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database()"
+                " AND wait_event_type = 'Lock'"
+            )
+        ).scalar_one()
+        if waiting:
+            waited_on_lock = True
+            break
+    fit_tx.rollback()
+    fit.close()
+    player.join(WAIT_S)
+    assert not waited_on_lock, "recording waited on the fit's foreign-key lock on the bot"
+    assert outcome == ["recorded"]
