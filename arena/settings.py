@@ -55,8 +55,8 @@ class Settings(msgspec.Struct, frozen=True, kw_only=True):
     worker_processes: int = 2
     worker_threads: int = 16
     #: The database pool of a process that plays matches (``gin-arena worker``, each local
-    #: worker process): at most ``db_pool_size`` connections (0: on PostgreSQL, 2 per match it
-    #: plays at once, for the match and its lease heartbeat, plus 24 for the periodic jobs;
+    #: worker process): at most ``db_pool_size`` connections (0: on PostgreSQL, 1 per match it
+    #: plays at once, plus 1 for its lease keeper and 24 for the periodic jobs;
     #: SQLite keeps its default pool). A thread finding every connection busy waits
     #: ``db_pool_timeout_seconds``, then fails with a transient error (retried).
     db_pool_size: int = 0

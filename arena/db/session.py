@@ -8,7 +8,7 @@ their first statement. PostgreSQL comes through ``ARENA_DATABASE_URL``.
 The pool: a process that plays matches (a ``gin-arena worker``, a local executor's worker
 process) opens :meth:`Database.for_settings`, whose pool holds at most ``ARENA_DB_POOL_SIZE``
 connections or, by default on PostgreSQL, :func:`pool_size_for` its concurrency (each match's
-thread and its lease heartbeat may each hold one at once, and the periodic jobs fan out);
+thread may hold one, its lease keeper one, and the periodic jobs fan out);
 connections open as needed, :func:`kept_open` of them kept while idle; :func:`connection_room`
 says how many more the server would accept. Any other process (the API, a command) keeps 10
 connections and 20 overflow; SQLite keeps SQLAlchemy's pool. A thread finding the pool dry
@@ -33,6 +33,9 @@ SQLITE_BUSY_TIMEOUT_MS = 30_000
 #: The PostgreSQL pool of a process whose concurrency is not known (the API, commands).
 DEFAULT_POOL_SIZE = 10
 DEFAULT_MAX_OVERFLOW = 20
+#: The connection of a match-playing process's lease keeper (:mod:`arena.playing.leases`: one
+#: thread renews every lease the process holds).
+LEASE_CONNECTIONS = 1
 #: Connections a match-playing process may need beside its matches': a periodic job it runs
 #: fans out to threads of its own that each record (the health sweep's 16 probes,
 #: :data:`arena.services.health.PROBE_THREADS`, and the webhook sender's 8,
@@ -42,22 +45,22 @@ PERIODIC_CONNECTIONS = 24
 
 def pool_size_for(concurrency: int) -> int:
     """Connections a process playing ``concurrency`` matches at once may hold at one moment:
-    one for each match's own thread (claim, record), one for its lease heartbeat, and
-    :data:`PERIODIC_CONNECTIONS`.
+    one for each match's own thread (claim, record), :data:`LEASE_CONNECTIONS` for the lease
+    keeper and :data:`PERIODIC_CONNECTIONS`.
 
     >>> pool_size_for(16), pool_size_for(200)
-    (56, 424)
+    (41, 225)
     """
-    return 2 * concurrency + PERIODIC_CONNECTIONS
+    return concurrency + LEASE_CONNECTIONS + PERIODIC_CONNECTIONS
 
 
 def kept_open(pool_size: int) -> int:
-    """Of a pool of ``pool_size`` connections, how many stay open while idle: half (the match
-    threads' share; the heartbeats' and the periodic jobs' are closed when given back), at
+    """Of a pool of ``pool_size`` connections, how many stay open while idle: half (a process
+    rarely has every match between deals at once; the rest are closed when given back), at
     least 10 (the default pool's), at most all of them.
 
-    >>> kept_open(424), kept_open(56), kept_open(12), kept_open(1)
-    (212, 28, 10, 1)
+    >>> kept_open(225), kept_open(41), kept_open(12), kept_open(1)
+    (112, 20, 10, 1)
     """
     return min(pool_size, max(DEFAULT_POOL_SIZE, pool_size // 2))
 
@@ -70,7 +73,7 @@ def worker_pool_size(settings: Settings, concurrency: int) -> int | None:
     >>> from arena.settings import load_settings
     >>> pg = "postgresql+psycopg://db/arena"
     >>> worker_pool_size(load_settings({"ARENA_DATABASE_URL": pg}), 200)
-    424
+    225
     >>> worker_pool_size(load_settings({"ARENA_DATABASE_URL": pg, "ARENA_DB_POOL_SIZE": "90"}), 200)
     90
     >>> worker_pool_size(load_settings({}), 200) is None

@@ -1,8 +1,9 @@
 """The one function that plays a stored match: what every executor runs for a match id.
 
-``run_match_job`` claims the match (or finds it is not its to play), plays it over HTTP while a
-heartbeat renews the lease, and records the result exactly once. It is safe to call twice, at
-once or one after the other, for the same id: the claim and the guarded record decide.
+``run_match_job`` claims the match (or finds it is not its to play), plays it over HTTP while the
+process's lease keeper renews the lease (:mod:`arena.playing.leases`), and records the result
+exactly once. It is safe to call twice, at once or one after the other, for the same id: the
+claim and the guarded record decide.
 Infrastructure errors (the database unreachable) propagate, so Celery can retry; bots'
 misbehaviour never does (it is in the record).
 
@@ -22,7 +23,6 @@ probed at once, after the record.
 from __future__ import annotations
 
 import logging
-import threading
 import time
 import traceback
 from collections.abc import Callable
@@ -31,10 +31,11 @@ from datetime import datetime
 from enum import StrEnum
 
 from arena.bots.health import SuspendedPlayer
-from arena.db.errors import TRANSIENT_ERRORS, DatabaseUnavailableError
+from arena.db.errors import DatabaseUnavailableError
 from arena.db.session import Database
 from arena.errors import NotFoundError
 from arena.live.publish import LiveSink, MatchLive
+from arena.playing.leases import Lease, keeper_for
 from arena.playing.match import MatchProgress, MatchRunner, NeitherStartedError
 from arena.playing.players import Player
 from arena.playing.records import MatchRecord
@@ -47,7 +48,6 @@ from arena.services.matches import (
     fail_match,
     match_status,
     release_match,
-    renew_lease,
 )
 from arena.services.recording import record_match_result
 from arena.settings import Settings
@@ -90,10 +90,11 @@ class MatchTimeLimitError(Exception):
     """The match ran past ``ARENA_TASK_SOFT_TIME_LIMIT``: it is stopped and marked failed."""
 
 
-class _Heartbeat:
-    """Renews the lease every ``renew_fraction`` of its length (``ARENA_LEASE_RENEW_FRACTION``);
-    remembers if it was lost. Its :meth:`check`, run after every deal, also stops a match past
-    its time limit."""
+class _Watch:
+    """An attempt's lease, kept by the process's :class:`~arena.playing.leases.LeaseKeeper`
+    while it plays (renewed every ``renew_fraction`` of its length,
+    ``ARENA_LEASE_RENEW_FRACTION``). Its :meth:`check`, run after every deal, stops the match
+    if the lease was lost or the match ran past its time limit."""
 
     def __init__(
         self,
@@ -103,50 +104,28 @@ class _Heartbeat:
         time_limit: float,
         renew_fraction: float,
     ) -> None:
-        self.db = db
+        self.keeper = keeper_for(db)
         self.claim = claim
         self.lease_seconds = lease_seconds
         self.renew_every = lease_seconds * renew_fraction
         self.time_limit = time_limit
         self.started = time.monotonic()
-        self.lost = threading.Event()
-        self._stop = threading.Event()
-        self._thread = threading.Thread(
-            target=self._run, name=f"lease-{claim.match_id}", daemon=True
-        )
+        self.lease: Lease | None = None
 
-    def __enter__(self) -> _Heartbeat:
-        self._thread.start()
+    def __enter__(self) -> _Watch:
+        self.lease = self.keeper.hold(
+            self.claim, lease_seconds=self.lease_seconds, renew_every=self.renew_every
+        )
         return self
 
     def __exit__(self, *exc: object) -> None:
-        self._stop.set()
-        self._thread.join(timeout=10)
+        if self.lease is not None:
+            self.keeper.drop(self.lease)
 
-    def _run(self) -> None:
-        """Beat until stopped or fenced out. A renewal that fails (the database unreachable,
-        this process's pool dry, even a bug) is logged and tried again at the next beat: the
-        lease outlasts at least one missed renewal, and if renewals keep failing it runs out,
-        another attempt takes the match over and this one's record is fenced out."""
-        while not self._stop.wait(self.renew_every):
-            try:
-                renewed = renew_lease(self.db, self.claim, lease_seconds=self.lease_seconds)
-            except TRANSIENT_ERRORS as exc:  # the next beat may succeed (lease slack)
-                log.warning(
-                    "lease renewal for match %s failed, trying again at the next beat: %s",
-                    self.claim.match_id,
-                    " ".join(str(exc).split()),
-                )
-                continue
-            except Exception:  # never die silently: the thread is the lease
-                log.exception(
-                    "lease renewal for match %s failed, trying again at the next beat",
-                    self.claim.match_id,
-                )
-                continue
-            if not renewed:
-                self.lost.set()
-                return
+    @property
+    def lost(self) -> bool:
+        """A renewal found this attempt fenced out."""
+        return self.lease is not None and self.lease.lost.is_set()
 
     def check(self, _progress: MatchProgress) -> None:
         """After every deal: stop if the lease was lost or the match ran out of time.
@@ -156,7 +135,7 @@ class _Heartbeat:
         between deals; a deal is bounded by ``max_actions_per_deal`` answers, each bounded by
         the bot's deadline.
         """
-        if self.lost.is_set():
+        if self.lost:
             raise LeaseLostError(f"match {self.claim.match_id} attempt {self.claim.attempt}")
         elapsed = time.monotonic() - self.started
         if elapsed > self.time_limit:
@@ -293,17 +272,17 @@ def _play(
     live = None if live_sink is None else MatchLive(live_sink, match_id, claim.attempt, spec.rules)
     try:
         players = make_players(claim, settings)
-        with _Heartbeat(
+        with _Watch(
             db,
             claim,
             settings.lease_seconds,
             settings.task_soft_time_limit,
             settings.lease_renew_fraction,
-        ) as beat:
-            on_progress: Callable[[MatchProgress], None] = beat.check
+        ) as watch:
+            on_progress: Callable[[MatchProgress], None] = watch.check
             if live is not None:
                 live.started()
-                on_progress = _both(live.dealt, beat.check)
+                on_progress = _both(live.dealt, watch.check)
             runner = MatchRunner(
                 players,
                 spec.rules,
@@ -315,7 +294,7 @@ def _play(
             started = time.perf_counter()
             record = runner.run()
             duration_ms = int((time.perf_counter() - started) * 1000)
-            if beat.lost.is_set():
+            if watch.lost:
                 raise LeaseLostError(f"match {match_id} attempt {claim.attempt}")
     except LeaseLostError:
         return JobOutcome(match_id, JobStatus.FENCED, f"attempt {claim.attempt} lost its lease")

@@ -12,7 +12,7 @@ the write lock at once and the busy timeout applies). The guards:
 
 * :func:`claim_match` moves ``pending`` (or ``running`` with an expired lease) to ``running``
   and increments ``attempt``; the claim carries that attempt number.
-* :func:`renew_lease` and :func:`record_match_result` only touch the row while ``attempt`` is
+* :func:`renew_leases` and :func:`record_match_result` only touch the row while ``attempt`` is
   still theirs: an older attempt that wakes up late (a slow worker, a redelivered task) changes
   nothing, and the unique keys on results, games, deals and rating history make a second
   result impossible even if a guard were wrong.
@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
-from sqlalchemy import ColumnElement, and_, case, insert, literal, or_, select, update
+from sqlalchemy import ColumnElement, and_, case, insert, literal, or_, select, tuple_, update
 from sqlalchemy.orm import Session
 
 from arena.db.models import LadderRoundRow, MatchRow, utcnow
@@ -50,6 +50,7 @@ __all__ = [
     "release_expired",
     "release_match",
     "renew_lease",
+    "renew_leases",
     "running_leases",
     "schedule_match",
     "schedule_matches",
@@ -304,7 +305,37 @@ def _write_held(db: Database, claim: Claim, **values: Any) -> bool:
 
 def renew_lease(db: Database, claim: Claim, *, lease_seconds: int) -> bool:
     """Extend the lease; False if this attempt has been fenced out (stop playing)."""
-    return _write_held(db, claim, lease_expires_at=utcnow() + timedelta(seconds=lease_seconds))
+    return (claim.match_id, claim.attempt) in renew_leases(db, [claim], lease_seconds=lease_seconds)
+
+
+#: Claims renewed by one statement at most (the rest in the next, same transaction).
+RENEW_BATCH = 500
+
+
+def renew_leases(
+    db: Database, claims: Iterable[Claim], *, lease_seconds: int
+) -> set[tuple[int, int]]:
+    """Extend the leases of ``claims`` in one transaction (one guarded ``UPDATE`` per
+    :data:`RENEW_BATCH`); the ``(match_id, attempt)`` of those still held. A claim missing from
+    the answer has been fenced out: its attempt must stop playing."""
+    keys = sorted({(c.match_id, c.attempt) for c in claims})
+    held: set[tuple[int, int]] = set()
+    if not keys:
+        return held
+    expires = utcnow() + timedelta(seconds=lease_seconds)
+    with db.session() as session:
+        for start in range(0, len(keys), RENEW_BATCH):
+            rows = session.execute(
+                update(MatchRow)
+                .where(
+                    tuple_(MatchRow.id, MatchRow.attempt).in_(keys[start : start + RENEW_BATCH]),
+                    MatchRow.status == MatchStatus.RUNNING,
+                )
+                .values(lease_expires_at=expires)
+                .returning(MatchRow.id, MatchRow.attempt)
+            )
+            held.update((row.id, row.attempt) for row in rows)
+    return held
 
 
 def release_match(db: Database, claim: Claim, error: str) -> bool:

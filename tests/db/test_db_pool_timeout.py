@@ -1,10 +1,12 @@
-"""A connection pool run dry is a transient error, and a lease heartbeat outlives it.
+"""A connection pool run dry is a transient error, and the lease keeper outlives it.
 
 The failure pinned here (``benchmarks/bench_load.py``, one worker playing 200 matches): the pool
 ran out of connections, SQLAlchemy's ``TimeoutError`` (``QueuePool limit ... reached``) is no
 ``OperationalError``, so the heartbeat, which caught only ``DatabaseUnavailableError``, died on
-it and the lease was never renewed again. Each test exhausts a real pool of one connection with
-a tiny wait, on SQLite (a file database has a pool too) and on PostgreSQL.
+it and the lease was never renewed again (the heartbeat was a thread per match then; the
+process's lease keeper, :mod:`arena.playing.leases`, renews every lease now). Each test
+exhausts a real pool of one connection with a tiny wait, on SQLite (a file database has a pool
+too) and on PostgreSQL.
 """
 
 from __future__ import annotations
@@ -64,7 +66,7 @@ def test_a_dry_pool_is_a_transient_database_error(db_url: str) -> None:
 
 
 class _RenewalFailures(logging.Handler):
-    """Keeps the heartbeat's failed renewals and sets ``seen`` at the first."""
+    """Keeps the lease keeper's failed renewals and sets ``seen`` at the first."""
 
     def __init__(self) -> None:
         super().__init__(logging.WARNING)
@@ -78,7 +80,7 @@ class _RenewalFailures(logging.Handler):
 
 
 class _HoldsThePool:
-    """Seat A's player: at the match's start, while the heartbeat beats, it takes the pool's
+    """Seat A's player: at the match's start, while the lease keeper beats, it takes the pool's
     only connection and keeps it until a renewal has failed, then gives it back and waits for
     the lease to be renewed after that (``renewed_after_release``)."""
 
@@ -118,7 +120,7 @@ class _HoldsThePool:
         self.inner.end(summary)
 
 
-def test_a_heartbeat_that_finds_the_pool_dry_renews_at_its_next_beat(db_url: str) -> None:
+def test_a_lease_renewal_that_finds_the_pool_dry_renews_at_the_next_beat(db_url: str) -> None:
     lease_s = 2  # renewed every 0.1 s (the smallest fraction, 0.05)
     settings = load_settings(
         {},
@@ -143,12 +145,12 @@ def test_a_heartbeat_that_finds_the_pool_dry_renews_at_its_next_beat(db_url: str
         )
         return [holders[-1], RandomPlayer(seed=claim.spec.seed, name=claim.spec.bots[1].name)]
 
-    jobs_log = logging.getLogger("arena.playing.jobs")
-    jobs_log.addHandler(failures)
+    leases_log = logging.getLogger("arena.playing.leases")
+    leases_log.addHandler(failures)
     try:
         outcome = run_match_job(db, settings, match_id, "pool-test", make_players=players)
     finally:
-        jobs_log.removeHandler(failures)
+        leases_log.removeHandler(failures)
         db.dispose()
     assert outcome.status is JobStatus.RECORDED, outcome
     assert len(holders) == 1, "the match was played more than once"

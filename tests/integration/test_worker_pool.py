@@ -59,13 +59,13 @@ def worker_pool(argv: list[str], settings: Settings) -> Database:
     return task_database(app)
 
 
-def test_a_worker_of_200_threads_gets_a_pool_for_200_matches_and_their_heartbeats() -> None:
+def test_a_worker_of_200_threads_gets_a_pool_for_200_matches_and_their_lease_keeper() -> None:
     db = worker_pool(["worker", "--concurrency", "200"], worker_settings(database_url=PG))
-    assert db.pool_limit == pool_size_for(200) == 2 * 200 + 24
+    assert db.pool_limit == pool_size_for(200) == 200 + 1 + 24
     pool: Any = db.engine.pool  # the engine's own QueuePool agrees
-    assert (pool.size(), pool._max_overflow) == (kept_open(424), 424 - kept_open(424)) == (212, 212)
+    assert (pool.size(), pool._max_overflow) == (kept_open(225), 225 - kept_open(225)) == (112, 113)
     default = worker_pool(["worker"], worker_settings(database_url=PG))  # ARENA_WORKER_THREADS
-    assert default.pool_limit == pool_size_for(16) == 56
+    assert default.pool_limit == pool_size_for(16) == 41
     fixed = worker_pool(
         ["worker", "--concurrency", "200"], worker_settings(database_url=PG, db_pool_size=90)
     )
@@ -93,7 +93,7 @@ def test_a_worker_bigger_than_max_connections_is_warned_of_at_start(pg_server_ur
     if room >= pool_size_for(200):
         pytest.skip(f"this PostgreSQL has room for {room} more connections")
     line = pool_report(app, settings)
-    assert line.startswith("database pool: up to 424 connections, for 200 matches at once;")
+    assert line.startswith("database pool: up to 225 connections, for 200 matches at once;")
     assert "warning: PostgreSQL accepts only" in line and "ARENA_DB_POOL_SIZE" in line
     assert connection_room(Database("sqlite://")) is None
 
