@@ -23,7 +23,10 @@ Reliability settings, and why:
   (:func:`workers.tasks.send_matches`).
 
 Workers use the ``threads`` pool: a match waits on bots almost all the time, so one process
-plays many at once (``--concurrency``, default ``ARENA_WORKER_THREADS``).
+plays many at once (``--concurrency``, default ``ARENA_WORKER_THREADS``). The app says so
+(``worker_pool``), and a worker started by Celery's own command line with ``-c N`` sizes its
+tasks' database pool for its N threads, as ``gin-arena worker`` does (the worker's concurrency
+is copied into ``worker_concurrency`` as the worker is set up, before its first task).
 
 Nothing is built at import: :func:`create_app` makes an app for given settings (what
 ``gin-arena worker`` and :class:`~arena.playing.executors.CeleryExecutor` call), and
@@ -35,8 +38,9 @@ workers.celery_app worker``). Started by ``gin-arena worker``.
 from __future__ import annotations
 
 from functools import cache
+from typing import Any
 
-from celery import Celery
+from celery import Celery, signals
 
 from arena.services.periodic import CONTROL_QUEUE, PERIODIC_JOBS
 from arena.settings import Settings, load_settings
@@ -76,6 +80,7 @@ def create_app(settings: Settings) -> Celery:
         result_backend_transport_options=transport,
         broker_connection_retry_on_startup=True,
         worker_hijack_root_logger=False,
+        worker_pool="threads",
         beat_schedule={
             job.name: {
                 "task": periodic_task_name(job),
@@ -88,6 +93,13 @@ def create_app(settings: Settings) -> Celery:
     )
     celery.conf.arena_settings = settings
     register_tasks(celery)
+
+    def concurrency_known(sender: Any = None, **_: object) -> None:
+        """The worker's own concurrency (``-c``), for :func:`workers.tasks.task_database`."""
+        if getattr(sender, "app", None) is celery and isinstance(sender.concurrency, int):
+            celery.conf.worker_concurrency = sender.concurrency
+
+    signals.worker_init.connect(concurrency_known, weak=False)
     return celery
 
 

@@ -80,6 +80,20 @@ def test_the_periodic_jobs_share_of_the_pool_covers_their_threads() -> None:
     assert PERIODIC_CONNECTIONS >= PROBE_THREADS + SENDING_THREADS
 
 
+@pytest.mark.filterwarnings("ignore::celery.exceptions.SecurityWarning")  # tests run as root
+def test_a_worker_started_by_celerys_own_command_line_sizes_its_pool_from_its_c() -> None:
+    """``celery -A workers.celery_app worker -c 7`` (what Celery's command line builds: the
+    app's ``Worker`` with that concurrency) plays 7 matches at once on threads, and its tasks'
+    pool is sized for 7, not for ``ARENA_WORKER_THREADS`` (it was before)."""
+    app = create_app(worker_settings(database_url=PG, worker_threads=16))
+    other = create_app(worker_settings(database_url=PG, worker_threads=16))
+    worker = app.Worker(concurrency=7, hostname="plain-celery@test", quiet=True)
+    assert worker.pool_cls.__module__ == "celery.concurrency.thread"
+    assert app.conf.worker_concurrency == 7
+    assert task_database(app).pool_limit == pool_size_for(7)
+    assert other.conf.worker_concurrency is None  # another app's worker is not this one
+
+
 @pytest.mark.postgres
 def test_a_worker_bigger_than_max_connections_is_warned_of_at_start(pg_server_url: str) -> None:
     settings = worker_settings(database_url=pg_server_url)
