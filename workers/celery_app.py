@@ -96,7 +96,8 @@ def create_app(settings: Settings) -> Celery:
 
     def concurrency_known(sender: Any = None, **_: object) -> None:
         """The worker's own concurrency (``-c``), for :func:`workers.tasks.task_database`."""
-        if getattr(sender, "app", None) is celery and isinstance(sender.concurrency, int):
+        own = sender is not None and sender.app is celery
+        if own and isinstance(sender.concurrency, int):
             celery.conf.worker_concurrency = sender.concurrency
 
     signals.worker_init.connect(concurrency_known, weak=False)
