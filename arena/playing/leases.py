@@ -60,20 +60,13 @@ class Lease:
 
 class LeaseKeeper:
     """The leases one process holds on one database, renewed together (see the module
-    docstring). Thread-safe; ``clock`` and ``renew`` are seams for tests."""
+    docstring). Thread-safe; ``renew`` is a seam for tests."""
 
-    def __init__(
-        self,
-        db: Database,
-        *,
-        renew: Renew = _renew,
-        clock: Callable[[], float] = time.monotonic,
-    ) -> None:
+    def __init__(self, db: Database, *, renew: Renew = _renew) -> None:
         self._db = weakref.ref(db)  # the keeper is kept by the db's key in a weak mapping
         self._renew = renew
-        self._clock = clock
-        self._held: dict[int, Lease] = {}  # by id(lease)
-        self._renewing: set[int] = set()
+        self._held: set[Lease] = set()
+        self._renewing: set[Lease] = set()
         self._cond = threading.Condition()
         self._thread: threading.Thread | None = None
         self._next_beat = 0.0
@@ -83,11 +76,9 @@ class LeaseKeeper:
         :meth:`drop`."""
         lease = Lease(claim, lease_seconds, renew_every)
         with self._cond:
-            if not self._held:
-                self._next_beat = self._clock() + renew_every
-            else:
-                self._next_beat = min(self._next_beat, self._clock() + renew_every)
-            self._held[id(lease)] = lease
+            due = time.monotonic() + renew_every
+            self._next_beat = min(self._next_beat, due) if self._held else due
+            self._held.add(lease)
             if self._thread is None:
                 self._thread = threading.Thread(target=self._run, name="leases", daemon=True)
                 self._thread.start()
@@ -97,22 +88,22 @@ class LeaseKeeper:
     def drop(self, lease: Lease) -> None:
         """Stop renewing ``lease``; once this returns, no renewal of it is under way."""
         with self._cond:
-            self._held.pop(id(lease), None)
-            while id(lease) in self._renewing:
+            self._held.discard(lease)
+            while lease in self._renewing:
                 self._cond.wait()
             self._cond.notify_all()
 
     def _run(self) -> None:
         while True:
             with self._cond:
-                while self._held and self._clock() < self._next_beat:
-                    self._cond.wait(self._next_beat - self._clock())
+                while self._held and time.monotonic() < self._next_beat:
+                    self._cond.wait(self._next_beat - time.monotonic())
                 if not self._held:
                     self._thread = None
                     return
-                leases = list(self._held.values())
+                leases = list(self._held)
                 self._renewing = set(self._held)
-                self._next_beat = self._clock() + min(lease.renew_every for lease in leases)
+                self._next_beat = time.monotonic() + min(lease.renew_every for lease in leases)
             try:
                 self._beat(leases)
             finally:
@@ -148,7 +139,7 @@ class LeaseKeeper:
                 if (lease.claim.match_id, lease.claim.attempt) not in held:
                     lease.lost.set()
                     with self._cond:
-                        self._held.pop(id(lease), None)
+                        self._held.discard(lease)
 
 
 def _matches(group: list[Lease]) -> str:
