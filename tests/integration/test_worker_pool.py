@@ -14,6 +14,8 @@ import contextlib
 import os
 import signal
 import subprocess
+import sys
+import textwrap
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -80,18 +82,42 @@ def test_the_periodic_jobs_share_of_the_pool_covers_their_threads() -> None:
     assert PERIODIC_CONNECTIONS >= PROBE_THREADS + SENDING_THREADS
 
 
-@pytest.mark.filterwarnings("ignore::celery.exceptions.SecurityWarning")  # tests run as root
+#: Run in a process of its own: a Celery ``Worker`` made in a process marks it as a worker's
+#: (``result.get()`` then refuses to block there), which other tests of this process would meet.
+PLAIN_CELERY_WORKER = textwrap.dedent(
+    """
+    import warnings
+
+    from arena.db.session import pool_size_for
+    from arena.settings import load_settings
+    from workers.celery_app import create_app
+    from workers.tasks import task_database
+
+    warnings.simplefilter("ignore")  # Celery's warning about running as root
+    settings = load_settings({}, broker_url=%r, database_url=%r, worker_threads=16)
+    app, other = create_app(settings), create_app(settings)
+    worker = app.Worker(concurrency=7, hostname="plain-celery@test", quiet=True)
+    print(worker.pool_cls.__module__)
+    print(app.conf.worker_concurrency, task_database(app).pool_limit == pool_size_for(7))
+    print(other.conf.worker_concurrency)
+    """
+)
+
+
 def test_a_worker_started_by_celerys_own_command_line_sizes_its_pool_from_its_c() -> None:
     """``celery -A workers.celery_app worker -c 7`` (what Celery's command line builds: the
     app's ``Worker`` with that concurrency) plays 7 matches at once on threads, and its tasks'
-    pool is sized for 7, not for ``ARENA_WORKER_THREADS`` (it was before)."""
-    app = create_app(worker_settings(database_url=PG, worker_threads=16))
-    other = create_app(worker_settings(database_url=PG, worker_threads=16))
-    worker = app.Worker(concurrency=7, hostname="plain-celery@test", quiet=True)
-    assert worker.pool_cls.__module__ == "celery.concurrency.thread"
-    assert app.conf.worker_concurrency == 7
-    assert task_database(app).pool_limit == pool_size_for(7)
-    assert other.conf.worker_concurrency is None  # another app's worker is not this one
+    pool is sized for 7, not for ``ARENA_WORKER_THREADS`` (it was before); another app's
+    worker is not this one."""
+    done = subprocess.run(
+        [sys.executable, "-c", PLAIN_CELERY_WORKER % (BROKER, PG)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines() == ["celery.concurrency.thread", "7 True", "None"]
 
 
 @pytest.mark.postgres
