@@ -93,15 +93,17 @@ def create_app(settings: Settings) -> Celery:
     )
     celery.conf.arena_settings = settings
     register_tasks(celery)
-
-    def concurrency_known(sender: Any = None, **_: object) -> None:
-        """The worker's own concurrency (``-c``), for :func:`workers.tasks.task_database`."""
-        own = sender is not None and sender.app is celery
-        if own and isinstance(sender.concurrency, int):
-            celery.conf.worker_concurrency = sender.concurrency
-
-    signals.worker_init.connect(concurrency_known, weak=False)
     return celery
+
+
+@signals.worker_init.connect
+def _concurrency_known(sender: Any = None, **_: object) -> None:
+    """A worker of an app of :func:`create_app` being set up: its own concurrency (``-c``) in
+    ``worker_concurrency``, for :func:`workers.tasks.task_database`. One receiver for every
+    app (a receiver per app would keep each app alive for good)."""
+    conf = getattr(getattr(sender, "app", None), "conf", None)
+    if conf is not None and "arena_settings" in conf and isinstance(sender.concurrency, int):
+        conf.worker_concurrency = sender.concurrency
 
 
 @cache
