@@ -8,11 +8,14 @@ to the sink at ``--rate`` events a second (paced, as matches produce them), and 
 CPU time (every thread's: ``time.process_time``) per event is taken, minus that of the same
 paced loop feeding a sink that does nothing.
 
-Two sinks, alternating in order over ``--rounds`` rounds in this one process (a burst of load on
-the machine hits both alike):
+Three sinks, alternating in order over ``--rounds`` rounds in this one process (a burst of load
+on the machine hits them alike):
 
-* ``batched``: the arena's :class:`~arena.live.redis_bus.RedisSink` (a batch every 25 ms: per
-  match one ``RPUSH``, ``LTRIM`` and ``EXPIRE``, one ``PUBLISH`` of the batch);
+* ``scripted``: the arena's :class:`~arena.live.redis_bus.RedisSink` (a batch every 25 ms, sent
+  as one call of its Lua script, which pushes, trims and expires each match's list and
+  publishes the batch);
+* ``batched``: the same batches sent as a pipeline, per match one ``RPUSH``, ``LTRIM`` and
+  ``EXPIRE``, then one ``PUBLISH`` of the batch, as the sink did from 2026-12-02 to 2026-12-03;
 * ``per_event``: the same sink sending each event on its own, as it did before 2026-12-02 (per
   event ``RPUSH``, ``LTRIM``, ``EXPIRE`` and ``PUBLISH``, in one pipeline for what was queued).
 
@@ -84,6 +87,25 @@ def interleaved(base: list[RawEvent], matches: int, per_match: int) -> list[RawE
     ]
 
 
+class PipelinedSink(redis_bus.RedisSink):
+    """The sink's batches as a pipeline: three commands per match of a batch, one publish."""
+
+    def _send(self, batch: list[RawEvent]) -> None:
+        if not batch:
+            return
+        encoded = [(event, msgspec.json.encode(event)) for event in batch]
+        pipe = self._client.pipeline(transaction=False)
+        for match_id, bodies, restarted in redis_bus._by_match(encoded):
+            key = redis_bus.history_key(match_id)
+            if restarted:
+                pipe.delete(key)
+            pipe.rpush(key, *bodies)
+            pipe.ltrim(key, -redis_bus.MAX_EVENTS, -1)
+            pipe.expire(key, redis_bus.TTL_SECONDS)
+        pipe.publish(redis_bus.CHANNEL, b"[" + b",".join(body for _, body in encoded) + b"]")
+        pipe.execute()
+
+
 class PerEventSink(redis_bus.RedisSink):
     """The sink as it was before its batches: four commands per event."""
 
@@ -147,7 +169,12 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     events = interleaved(match_events(), args.matches, args.events)
     client = redis.Redis.from_url(args.redis_url)
     client.ping()
-    kinds = {"batched": redis_bus.RedisSink, "per_event": PerEventSink, "null": NullSink}
+    kinds = {
+        "scripted": redis_bus.RedisSink,
+        "batched": PipelinedSink,
+        "per_event": PerEventSink,
+        "null": NullSink,
+    }
     rounds: list[dict[str, float]] = []
     for index in range(args.rounds):
         order = list(kinds) if index % 2 == 0 else list(reversed(kinds))
@@ -159,15 +186,15 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
             client.delete(*(redis_bus.history_key(FIRST_ID + m) for m in range(args.matches)))
         rounds.append(row)
         print(
-            f"round {index + 1}: CPU per event, us: batched {row['batched']}, per event"
-            f" {row['per_event']}, paced loop alone {row['null']}"
+            f"round {index + 1}: CPU per event, us: scripted {row['scripted']}, batched"
+            f" {row['batched']}, per event {row['per_event']}, paced loop alone {row['null']}"
         )
     client.close()
 
     def net(name: str) -> float:
         return round(statistics.median(r[name] - r["null"] for r in rounds), 2)
 
-    batched, per_event = net("batched"), net("per_event")
+    scripted, batched, per_event = net("scripted"), net("batched"), net("per_event")
     return {
         **run_header("bench_live_sink.py", quick=args.quick),
         "setup": {
@@ -179,8 +206,9 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
             "batch_seconds": BATCH_SECONDS,
         },
         "rounds": rounds,
-        "cpu_us_per_event": {"batched": batched, "per_event": per_event},
+        "cpu_us_per_event": {"scripted": scripted, "batched": batched, "per_event": per_event},
         "ratio_per_event_over_batched": round(per_event / batched, 2) if batched > 0 else None,
+        "ratio_batched_over_scripted": round(batched / scripted, 2) if scripted > 0 else None,
     }
 
 
@@ -192,7 +220,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--matches", type=int, default=None, help="matches at once (200)")
     parser.add_argument("--events", type=int, default=None, help="events per match (60)")
     parser.add_argument("--rate", type=float, default=4000.0, help="events a second (4,000)")
-    parser.add_argument("--rounds", type=int, default=None, help="rounds of the three (3)")
+    parser.add_argument("--rounds", type=int, default=None, help="rounds of the four (3)")
     args = parser.parse_args(argv)
     args.matches = args.matches or (20 if args.quick else 200)
     args.events = args.events or (10 if args.quick else 60)
@@ -207,8 +235,9 @@ def main(argv: list[str] | None = None) -> int:
     cpu = result["cpu_us_per_event"]
     print(
         f"CPU per event, us (paced loop subtracted, median of {args.rounds}):"
-        f" batched {cpu['batched']}, per event {cpu['per_event']}"
-        f" ({result['ratio_per_event_over_batched']}x)"
+        f" scripted {cpu['scripted']}, batched {cpu['batched']}"
+        f" ({result['ratio_batched_over_scripted']}x), per event {cpu['per_event']}"
+        f" ({result['ratio_per_event_over_batched']}x the batched)"
     )
     out = args.json or (None if args.quick else RESULTS)
     if out is not None:

@@ -7,7 +7,10 @@ Redis as in production; beat sends the sweep), one ``gin-arena serve`` (waitress
 rate limits off), and two house bots (``greedy`` and ``strong``) each behind
 ``benchmarks/load_bots.py``: an asyncio server in ``--bot-processes`` processes sharing one
 port, every ``/act`` answered ``--think-ms`` (50) after it was read. ``--concurrency`` pairs of
-bots are registered on those two servers, one pair per match at once.
+bots are registered on those two servers, one pair per match at once. With ``--pool gevent``
+the matches run in ``gin-arena worker --pool gevent --queues celery`` (greenlets: still one
+process) and beat in a threads worker of its own (``--beat --queues control``), as deployed
+(``deploy/README.md``); its CPU is reported as ``beat``.
 
 1. Warm-up (not timed): a round robin of one pair (one match), which the API then reads.
 2. Alone: the ``--seeds`` deals of the load, one match at a time, through the same worker: the
@@ -24,6 +27,7 @@ bots are registered on those two servers, one pair per match at once.
 Target: match throughput at least 0.9 of the ideal, with the API's p99 beside it.
 
     .venv/bin/python benchmarks/bench_load.py          # full run (10 min loaded): load.json
+    .venv/bin/python benchmarks/bench_load.py --pool gevent   # full run: load_gevent.json
     .venv/bin/python benchmarks/bench_load.py --quick  # 6 at once, 2 ms bots (~10 s): no file
 
 Needs PostgreSQL (``--pg-admin-url``; a scratch database is created and dropped) and Redis
@@ -33,6 +37,7 @@ Needs PostgreSQL (``--pg-admin-url``; a scratch database is created and dropped)
 from __future__ import annotations
 
 import argparse
+import collections
 import contextlib
 import json
 import os
@@ -62,6 +67,7 @@ from bench_executors import (
 )
 from sqlalchemy import func, select
 
+from arena.cli.worker import POOLS
 from arena.db.migrate import upgrade
 from arena.db.models import MatchResultRow, MatchRow
 from arena.db.session import Database, pool_size_for
@@ -75,6 +81,13 @@ from arena.states import MatchStatus
 
 HERE = Path(__file__).resolve().parent
 RESULTS = HERE / "results" / "load.json"
+
+
+def results_path(pool: str) -> Path:
+    """Where a full run writes: ``load.json`` (threads, the default pool), ``load_<pool>.json``."""
+    return RESULTS if pool == "threads" else RESULTS.with_name(f"load_{pool}.json")
+
+
 BOT_KINDS = ("greedy", "strong")
 TARGET_RATIO = 0.9
 #: The most connections the worker's pool may hold here (ARENA_DB_POOL_SIZE; see where set).
@@ -132,18 +145,29 @@ def start_api(procs: Processes, env: dict[str, str]) -> tuple[str, int]:
 
 
 def start_worker(
-    procs: Processes, executor: CeleryExecutor, concurrency: int, env: dict[str, str]
-) -> int:
+    procs: Processes, executor: CeleryExecutor, concurrency: int, pool: str, env: dict[str, str]
+) -> tuple[int, int | None]:
     """``gin-arena worker --concurrency N --beat``, as deployed (beat sends the periodic sweep,
-    which puts a match whose job died back in the queue once its lease expires); its pid once
-    it answers a ping."""
-    name = "load-0"
-    argv = [*gin_arena(), "worker", "--concurrency", str(concurrency), "--beat"]
-    procs.start(name, [*argv, "--hostname", f"{name}@%h", "--loglevel", "WARNING"], env)
-    pid = procs.children[-1][0].pid
-    node = f"{name}@{socket.gethostname()}"
-    wait_for(lambda: bool(executor.app.control.ping([node], timeout=0.5)), 120, "the worker")
-    return pid
+    which puts a match whose job died back in the queue once its lease expires); with ``pool``
+    gevent, which runs no beat, ``gin-arena worker --pool gevent --queues celery`` for the
+    matches beside ``gin-arena worker --beat --queues control`` for the periodic jobs. The
+    match worker's pid and the beat process's (None: the same), once each answers a ping."""
+    started: list[tuple[str, list[str]]] = []
+    if pool == "threads":
+        started.append(("load-0", ["--concurrency", str(concurrency), "--beat"]))
+    else:
+        started.append(("load-0", ["--concurrency", str(concurrency), "--pool", pool]))
+        started[0][1].extend(["--queues", "celery"])
+        started.append(("beat-0", ["--concurrency", "2", "--beat", "--queues", "control"]))
+    pids = []
+    for name, options in started:
+        argv = [*gin_arena(), "worker", *options, "--hostname", f"{name}@%h"]
+        procs.start(name, [*argv, "--loglevel", "WARNING"], env)
+        pids.append(procs.children[-1][0].pid)
+    for name, _ in started:
+        node = f"{name}@{socket.gethostname()}"
+        wait_for(lambda n=node: bool(executor.app.control.ping([n], timeout=0.5)), 120, name)
+    return pids[0], (pids[1] if len(pids) > 1 else None)
 
 
 def redis_pids(redis_url: str) -> list[int]:
@@ -368,6 +392,7 @@ class Played:
     calls: int
     faults: int
     attempt: int
+    fault_kinds: tuple[str, ...] = ()
 
 
 def played(db: Database, ids: Sequence[int]) -> list[Played]:
@@ -384,7 +409,7 @@ def played(db: Database, ids: Sequence[int]) -> list[Played]:
         out.append(
             Played(match.id, int(match.seed), match.started_at.timestamp(),
                    match.finished_at.timestamp(), calls, len(summary.get("faults", [])),
-                   match.attempt)
+                   match.attempt, tuple(f["kind"] for f in summary.get("faults", [])))
         )  # fmt: skip
     return sorted(out, key=lambda p: p.match_id)
 
@@ -484,6 +509,9 @@ def match_figures(
                 "max": round(max(stretch), 3),
             },
             "faults": sum(p.faults for p in load),
+            "fault_kinds": dict(
+                sorted(collections.Counter(k for p in load for k in p.fault_kinds).items())
+            ),
             "max_attempt": max(p.attempt for p in load),
         },
         "ideal_matches_per_second": round(ideal, 3),
@@ -531,7 +559,9 @@ def run(args: argparse.Namespace, sizes: Sizes) -> dict[str, Any]:
                     pairs = register_pairs(db, urls, sizes.concurrency)
                     bots = list(pairs[0])
                     api_url, api_pid = start_api(procs, env)  # starts while the worker does
-                    worker_pid = start_worker(procs, executor, sizes.concurrency, env)
+                    worker_pid, beat_pid = start_worker(
+                        procs, executor, sizes.concurrency, args.pool, env
+                    )
                     wait_for(lambda: healthy(api_url), 60, f"gin-arena serve at {api_url}")
                     print(f"{elapsed()} bots {urls}, worker pid {worker_pid}, api {api_url}",
                           file=sys.stderr)  # fmt: skip
@@ -562,6 +592,8 @@ def run(args: argparse.Namespace, sizes: Sizes) -> dict[str, Any]:
                               "redis": redis_pids(args.redis_url)}  # fmt: skip
                     traffic = stack.enter_context(Traffic(api_url, paths, sizes))
                     groups["generator"] = [traffic.proc.pid]
+                    if beat_pid is not None:
+                        groups["beat"] = [beat_pid]
                     meter = CpuMeter(groups)
                     profiler = None if args.profile is None else (worker_pid, args.profile)
                     time.sleep(0.5)  # the first requests are answered before the matches start
@@ -600,7 +632,9 @@ def run(args: argparse.Namespace, sizes: Sizes) -> dict[str, Any]:
             "matches": sizes.concurrency * sizes.waves,
             "rules": f"one game to {sizes.target} (best of 1)",
             "bots": "house greedy (a) v house strong (b), benchmarks/load_bots.py",
-            "worker": f"gin-arena worker --concurrency {sizes.concurrency} (threads pool)",
+            "worker": f"gin-arena worker --concurrency {sizes.concurrency} ({args.pool} pool)"
+            + ("" if args.pool == "threads" else "; beat on its own threads worker"),
+            "pool": args.pool,
             "api": "gin-arena serve (waitress, 8 threads), rate limits off",
             "database": "postgresql",
         },
@@ -708,6 +742,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         "--pg-admin-url", default="postgresql+psycopg://postgres@127.0.0.1:5432/test"
     )
     parser.add_argument("--redis-url", default="redis://127.0.0.1:6379/12")
+    parser.add_argument(
+        "--pool", choices=POOLS, default=POOLS[0], help="the worker's Celery pool (threads)"
+    )
     args = parser.parse_args(argv)
     sizes = QUICK if args.quick else FULL
     for field in ("concurrency", "waves", "seeds", "think_ms", "rate", "bot_processes"):
@@ -715,7 +752,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             sizes = replace(sizes, **{field: getattr(args, field)})
     result = run(args, sizes)
     print(report(result))
-    out = args.json or (None if args.quick else RESULTS)
+    out = args.json or (None if args.quick else results_path(args.pool))
     if out is not None:
         out.parent.mkdir(parents=True, exist_ok=True)
         out.write_text(json.dumps(result, indent=2) + "\n")
@@ -737,7 +774,8 @@ def report(result: dict[str, Any]) -> str:
         f"({load['finished_in_window']} finished), {load['calls_per_second']} bot calls/s",
         f"  ratio:  {m['ratio']} of the ideal (per bot call {m['ratio_per_call']}): target "
         f">= {TARGET_RATIO} " + ("met" if result["target_met"] else "MISSED"),
-        f"  faults: {load['faults']}, max attempt {load['max_attempt']}, statuses {m['statuses']}",
+        f"  faults: {load['faults']} {load.get('fault_kinds', {})}, max attempt"
+        f" {load['max_attempt']}, statuses {m['statuses']}",
         f"  API:    {a['due_per_second']} requests/s due, p50 {lat['p50_ms']} ms, p99 "
         f"{lat['p99_ms']} ms, max {lat['max_ms']} ms, errors {a['errors'] or 0}",
     ]

@@ -72,6 +72,7 @@ from sqlalchemy.exc import SQLAlchemyError
 
 from arena.bots.house import start_house_bots
 from arena.bots.sdk import BotServer
+from arena.cli.worker import POOLS
 from arena.db.errors import DatabaseUnavailableError
 from arena.db.migrate import upgrade
 from arena.db.models import Base, EventRow, MatchRow, RatingFitRow, TournamentRow
@@ -401,14 +402,19 @@ class Worker:
                 self.proc.wait()
 
 
-def start_workers(env: dict[str, str], threads: int, work: Path) -> list[Worker]:
-    """Two match workers and beat (on the control queue), as deploy/compose.yaml runs them."""
+def start_workers(
+    env: dict[str, str], threads: int, work: Path, pool: str = "threads"
+) -> list[Worker]:
+    """Two match workers and beat (on the control queue), as deploy/compose.yaml runs them;
+    with ``pool`` gevent the match workers run the gevent pool on the match queue alone, as
+    deploy/README.md runs them."""
     host = socket.gethostname()
     common = [*gin_arena(), "worker", "--loglevel", "INFO"]
+    green = [] if pool == "threads" else ["--pool", pool, "--queues", "celery"]
     workers = [
         Worker(
             f"w{i}",
-            [*common, "--concurrency", str(threads), "--hostname", f"w{i}@{host}"],
+            [*common, "--concurrency", str(threads), *green, "--hostname", f"w{i}@{host}"],
             env,
             work,
         )
@@ -667,8 +673,10 @@ def play(
     work: Path,
     chaos_seed: int | None = None,
     span_s: float = 0.0,
+    pool: str = "threads",
 ) -> Run:
-    """Play the round robin on a fresh database (faults if ``chaos_seed`` is given)."""
+    """Play the round robin on a fresh database (faults if ``chaos_seed`` is given), the match
+    workers in ``pool``."""
     run_dir = work / label
     run_dir.mkdir()
     with scratch_database(svc.pg_admin_url, label) as url:
@@ -699,7 +707,7 @@ def play(
             seed=EVENT_SEED,
         )
         t_workers = time.monotonic()
-        workers = start_workers(env, sizes.threads, run_dir)
+        workers = start_workers(env, sizes.threads, run_dir, pool)
         note(f"{label}: workers ready in {time.monotonic() - t_workers:.1f} s")
         executor = CeleryExecutor(settings)
         chaos = None if chaos_seed is None else Chaos(sizes, svc, db, workers, chaos_seed)
@@ -992,6 +1000,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument(
         "--keep-logs", type=Path, help="keep the servers' and workers' logs under this directory"
     )
+    parser.add_argument(
+        "--pool",
+        choices=POOLS,
+        default=POOLS[0],
+        help="the match workers' pool (beat stays on a threads worker); gevent writes"
+        " results/chaos_gevent.json",
+    )
     args = parser.parse_args(argv)
     sizes = QUICK if args.quick else FULL
     if args.kills is not None or args.bots is not None:
@@ -1017,9 +1032,9 @@ def main(argv: Sequence[str] | None = None) -> int:
                 for b in start_house_bots([KINDS[i % len(KINDS)] for i in range(sizes.bots)])
             ]
             try:
-                clean = play("clean", sizes, svc, bots, work)
+                clean = play("clean", sizes, svc, bots, work, pool=args.pool)
                 note(f"clean run: {clean.seconds} s")
-                chaos = play("chaos", sizes, svc, bots, work, args.seed, clean.seconds)
+                chaos = play("chaos", sizes, svc, bots, work, args.seed, clean.seconds, args.pool)
                 note(f"chaos run: {chaos.seconds} s")
             finally:
                 for b in bots:
@@ -1056,6 +1071,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             + f", bot deadline {rules.deadline_ms / 1000:g} s",
             "bot_delay_ms": sizes.delay_s * 1000,
             "matches_at_once_per_worker": sizes.threads,
+            "worker_pool": args.pool,
             "event_seed": EVENT_SEED,
             "fault_seed": args.seed,
         },
@@ -1082,7 +1098,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     }
     result["passed"] = passed(result)
     print(format_report(result))
-    out = args.json or (None if args.quick else RESULTS)
+    out = args.json or (
+        None
+        if args.quick
+        else RESULTS.with_name(
+            "chaos.json" if args.pool == "threads" else f"chaos_{args.pool}.json"
+        )
+    )
     if out is not None:
         out.parent.mkdir(parents=True, exist_ok=True)
         out.write_text(json.dumps(result, indent=2, default=str) + "\n")

@@ -105,6 +105,14 @@ def test_an_out_of_range_port_is_refused_not_replaced(tmp_path: Path, argv: tupl
     assert not (tmp_path / "arena.db").exists()
 
 
+def test_a_gevent_worker_with_beat_is_refused_in_one_line(tmp_path: Path) -> None:
+    """Celery runs no beat in a gevent worker: refused before any worker starts."""
+    argv = ("worker", "--pool", "gevent", "--beat")
+    done = run(tmp_path, *argv, ARENA_BROKER_URL="redis://127.0.0.1:6379/15")
+    one_line_error(done, "--beat needs the threads pool", "--beat --queues control")
+    assert "celery@" not in done.stdout + done.stderr
+
+
 @pytest.mark.parametrize("host", ["203.0.113.7", "no-such-host.invalid"])
 def test_serve_on_a_host_it_cannot_bind_is_one_line(tmp_path: Path, host: str) -> None:
     one_line_error(run(tmp_path, "serve", "--host", host, "--port", "0"), "cannot listen on")
@@ -371,9 +379,17 @@ def test_bot_register_then_list(tmp_path: Path, bots: tuple[BotServer, BotServer
         (("bot", "serve"), "required: --kind"),
         (("serve", "--port", "abc"), "invalid int value: 'abc'"),
         (("frob",), "invalid choice: 'frob'"),
+        (("worker", "--pool", "prefork"), "invalid choice: 'prefork'"),
         ((), "required: COMMAND"),
     ],
-    ids=["match-no-seed", "bot-serve-no-kind", "port-not-a-number", "no-such-command", "none"],
+    ids=[
+        "match-no-seed",
+        "bot-serve-no-kind",
+        "port-not-a-number",
+        "no-such-command",
+        "worker-unknown-pool",
+        "none",
+    ],
 )
 def test_a_mistyped_command_line_is_one_line_not_a_usage_block(
     tmp_path: Path, argv: tuple[str], fragment: str

@@ -24,9 +24,12 @@ Reliability settings, and why:
 
 Workers use the ``threads`` pool: a match waits on bots almost all the time, so one process
 plays many at once (``--concurrency``, default ``ARENA_WORKER_THREADS``). The app says so
-(``worker_pool``), and a worker started by Celery's own command line with ``-c N`` sizes its
-tasks' database pool for its N threads, as ``gin-arena worker`` does (the worker's concurrency
-is copied into ``worker_concurrency`` as the worker is set up, before its first task).
+(``worker_pool``); ``gin-arena worker --pool gevent`` plays them as greenlets instead, the pool
+given on Celery's command line (``-P``), as Celery wants for gevent, never in ``worker_pool``
+(:mod:`arena.cli.worker` says when that pays). A worker started by Celery's own command line
+with ``-c N`` sizes its tasks' database pool for its N threads, as ``gin-arena worker`` does
+(the worker's concurrency is copied into ``worker_concurrency`` as the worker is set up, before
+its first task).
 
 Nothing is built at import: :func:`create_app` makes an app for given settings (what
 ``gin-arena worker`` and :class:`~arena.playing.executors.CeleryExecutor` call), and

@@ -6,6 +6,22 @@ database pool is sized for that many (:meth:`arena.db.session.Database.for_setti
 so at start, and warns when PostgreSQL would not accept that many more connections. With
 ``--beat`` it keeps Celery beat's schedule in ``ARENA_STATE_DIR``, never in the working
 directory.
+
+``--pool`` is Celery's pool for those matches: ``threads`` (the default), or ``gevent``, one OS
+thread whose greenlets switch at each wait on a socket. A match is all waiting, and 200 threads of
+one process spend CPU handing the interpreter lock to each other (a quarter of the worker's CPU was
+system time, a tenth under gevent) and outweigh the machine's other processes in its scheduler. At
+200 matches at once ``benchmarks/bench_load.py`` measured (``docs/RELIABILITY.md``): with the API
+nearly idle, so that the worker's one core is the limit, 14 to 23% more matches under gevent at 18
+to 30% less CPU per bot call; on a machine the API (200 requests a second) and the bots kept busy,
+the API's p99 0.2 to 2.7 s under gevent against 6.5 to 38 s, and the matches as fast under gevent
+or, when the machine was short, a quarter to a third slower (threads took the CPU from the API).
+The gevent pool patches the standard library (``gevent.monkey.patch_all``) before Celery, psycopg
+or redis-py are imported; psycopg and redis-py then wait cooperatively. Celery runs no beat in a
+gevent worker, so ``--beat`` needs the threads pool, and a gevent worker does not put a dead
+worker's unacknowledged tasks back in their queue (kombu does that from an event loop's timer,
+which it does not run): run a threads worker for the periodic jobs beside it (``gin-arena worker
+--beat --queues control``), which does both.
 """
 
 from __future__ import annotations
@@ -25,7 +41,10 @@ if TYPE_CHECKING:
     from arena.cli.options import Subcommands
     from arena.settings import Settings
 
-__all__ = ["beat_schedule_path", "pool_report", "register", "worker_app"]
+__all__ = ["POOLS", "beat_schedule_path", "pool_report", "register", "worker_app"]
+
+#: The Celery pools ``gin-arena worker --pool`` takes; the first is the default.
+POOLS = ("threads", "gevent")
 
 
 def beat_schedule_path(settings: Settings, node: str) -> Path:
@@ -36,7 +55,7 @@ def beat_schedule_path(settings: Settings, node: str) -> Path:
 
 
 def worker_app(args: argparse.Namespace, settings: Settings) -> tuple[Celery, list[str]]:
-    """The Celery app of ``gin-arena worker`` and the argv of its worker (threads pool); the
+    """The Celery app of ``gin-arena worker`` and the argv of its worker (its ``--pool``); the
     app knows the concurrency, so its tasks' database pool follows it."""
     if not settings.broker_url:
         raise UsageError("gin-arena worker needs ARENA_BROKER_URL (e.g. redis://127.0.0.1:6379/0)")
@@ -47,9 +66,15 @@ def worker_app(args: argparse.Namespace, settings: Settings) -> tuple[Celery, li
     concurrency = settings.worker_threads if args.concurrency is None else args.concurrency
     if concurrency < 1:
         raise UsageError("gin-arena worker: --concurrency must be at least 1")
+    pool = getattr(args, "pool", POOLS[0])
+    if pool == "gevent" and args.beat:
+        raise UsageError(
+            "gin-arena worker: --beat needs the threads pool (Celery runs no beat in a gevent"
+            " worker); run the periodic jobs beside it: gin-arena worker --beat --queues control"
+        )
     app = create_app(settings)
     app.conf.worker_concurrency = concurrency
-    argv = ["worker", "--pool", "threads", "--concurrency", str(concurrency)]
+    argv = ["worker", "--pool", pool, "--concurrency", str(concurrency)]
     argv += ["--loglevel", args.loglevel, "--without-gossip", "--without-mingle"]
     argv += ["--queues", args.queues]
     if args.beat:
@@ -89,7 +114,14 @@ def pool_report(app: Celery, settings: Settings) -> str:
 
 
 def cmd_worker(args: argparse.Namespace) -> int:
-    """Run a Celery worker (threads pool) for ARENA_BROKER_URL."""
+    """Run a Celery worker (threads or gevent pool) for ARENA_BROKER_URL."""
+    if args.pool == "gevent" and not args.beat:
+        # First, before Celery, psycopg, redis-py or SQLAlchemy are imported (``gin-arena``
+        # imports nothing of theirs before a command runs): their sockets, locks and waits
+        # are then gevent's. (With --beat, worker_app refuses the pool below.)
+        from gevent import monkey
+
+        monkey.patch_all()
     settings = settings_from_environment()
     app, argv = worker_app(args, settings)
     if args.beat:
@@ -126,6 +158,13 @@ def register(sub: Subcommands) -> None:
     p.add_argument("--loglevel", default="INFO")
     p.add_argument(
         "--beat", action="store_true", help="also run the periodic sweeper (one worker only)"
+    )
+    p.add_argument(
+        "--pool",
+        choices=POOLS,
+        default=POOLS[0],
+        help="Celery pool for the matches: threads (default), or gevent (one thread of"
+        " greenlets: less CPU per match at high concurrency; no --beat)",
     )
     p.add_argument("--hostname", help="worker node name")
     p.add_argument(

@@ -3,12 +3,16 @@
 A worker's :class:`RedisSink` sends the raw events (:mod:`arena.live.publish`) of every match
 of its process from a thread of its own, so a match never waits on Redis, in batches
 (what came in :data:`~arena.live.publish.BATCH_SECONDS` after the first, at most
-:data:`BATCH_EVENTS`), one pipeline each: per match of the batch, one ``RPUSH`` of its events
-to the match's list ``arena:live:<id>`` (the attempt's events so far, for late joiners and
-``Last-Event-ID``: emptied by a new attempt's ``start``, capped at :data:`MAX_EVENTS`, gone
-:data:`TTL_SECONDS` after its last event), then one ``PUBLISH`` of the whole batch (a JSON
-array, in order) on the channel ``arena:live:events``. A command per event cost a worker
-playing 200 matches a sixth of its time (``benchmarks/bench_load.py``). A serving process's
+:data:`BATCH_EVENTS`), one command each: a Lua script (:data:`SEND_SCRIPT`, sent by its SHA
+once Redis has it) that, per match of the batch, pushes its events to the match's list
+``arena:live:<id>`` (the attempt's events so far, for late joiners and ``Last-Event-ID``:
+emptied by a new attempt's ``start``, capped at :data:`MAX_EVENTS`, gone :data:`TTL_SECONDS`
+after its last event), then publishes the whole batch (a JSON array, in order) on the channel
+``arena:live:events``. A command per event cost a worker playing 200 matches a sixth of its
+time (``benchmarks/bench_load.py``); a pipeline of three commands per match of the batch
+still cost the worker twice the script's CPU an event (``benchmarks/bench_live_sink.py``).
+Redis runs the script atomically, where it ran the pipeline's commands one by one. A serving
+process's
 :class:`RedisSource` subscribes to that channel and feeds every event to its hub (a message
 holding one event, not an array, is read too); a hub meeting a match it has not followed from
 its start reads the list first (:meth:`RedisSource.history`).
@@ -33,6 +37,7 @@ __all__ = [
     "BATCH_EVENTS",
     "CHANNEL",
     "MAX_EVENTS",
+    "SEND_SCRIPT",
     "TTL_SECONDS",
     "RedisSink",
     "RedisSource",
@@ -51,6 +56,23 @@ TTL_SECONDS = 3600
 BATCH_EVENTS = 500
 _encoder = msgspec.json.Encoder()
 _decoder = msgspec.json.Decoder()
+#: One batch in one command. ``KEYS``: the lists of the batch's matches, in order. ``ARGV``: the
+#: batch's message (a JSON array of all its events), :data:`MAX_EVENTS`, :data:`TTL_SECONDS`,
+#: then for each key in turn: its number of events, ``1`` if the list starts again (a new
+#: attempt) else ``0``, and the events themselves.
+SEND_SCRIPT = f"""
+local at = 4
+for i, key in ipairs(KEYS) do
+  local count = tonumber(ARGV[at])
+  if ARGV[at + 1] == '1' then redis.call('DEL', key) end
+  redis.call('RPUSH', key, unpack(ARGV, at + 2, at + 1 + count))
+  redis.call('LTRIM', key, -tonumber(ARGV[2]), -1)
+  redis.call('EXPIRE', key, ARGV[3])
+  at = at + 2 + count
+end
+redis.call('PUBLISH', '{CHANNEL}', ARGV[1])
+return #KEYS
+"""
 
 
 def live_redis_url(settings: Settings) -> str:
@@ -68,6 +90,8 @@ class RedisSink:
 
     def __init__(self, url: str) -> None:
         self._client = redis.Redis.from_url(url)
+        # Sent by SHA; after a Redis restart (its script cache gone) redis-py loads it again.
+        self._script = self._client.register_script(SEND_SCRIPT)
         self._queue: queue.SimpleQueue[RawEvent | None] = queue.SimpleQueue()
         self._thread: threading.Thread | None = None
         self._lock = threading.Lock()
@@ -104,17 +128,17 @@ class RedisSink:
         if not batch:
             return
         encoded = [(event, _encoder.encode(event)) for event in batch]
-        pipe = self._client.pipeline(transaction=False)
+        keys: list[str] = []
+        args: list[bytes | int] = [
+            b"[" + b",".join(body for _, body in encoded) + b"]",
+            MAX_EVENTS,
+            TTL_SECONDS,
+        ]
         for match_id, bodies, restarted in _by_match(encoded):
-            key = history_key(match_id)
-            if restarted:  # a new attempt: its list starts again
-                pipe.delete(key)
-            pipe.rpush(key, *bodies)
-            pipe.ltrim(key, -MAX_EVENTS, -1)
-            pipe.expire(key, TTL_SECONDS)
-        pipe.publish(CHANNEL, b"[" + b",".join(body for _, body in encoded) + b"]")
+            keys.append(history_key(match_id))
+            args += [len(bodies), 1 if restarted else 0, *bodies]
         try:
-            pipe.execute()
+            self._script(keys=keys, args=args)
         except redis.RedisError as exc:  # the stream misses these; the match goes on
             log.warning("live events not sent to Redis: %s", exc)
 

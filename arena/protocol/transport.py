@@ -228,8 +228,15 @@ class Transport:
                 raise TimeoutError
             self._looked_late = True
             left_ms = 0
-        if not self._poll.poll(left_ms):
+        if self._poll.poll(left_ms):
+            return
+        # The wait ended on its timer. A cooperative scheduler (the gevent pool, where ``poll``
+        # is gevent's) may serve the timer before the socket's readiness in the same turn of
+        # its loop, or get to both only after the deadline: one last look without waiting, as
+        # above, so the verdict is the answer's arrival, not the order the loop served them.
+        if self._looked_late or not self._poll.poll(0):
             raise TimeoutError
+        self._looked_late = True
 
     def _send_all(self, sock: socket.socket, payload: bytes, deadline: float) -> None:
         view = memoryview(payload)

@@ -57,7 +57,14 @@ def wait_until(
 class Worker:
     """A `gin-arena worker` subprocess with its output in a log file."""
 
-    def __init__(self, name: str, env: Mapping[str, str], log_dir: Path, concurrency: int) -> None:
+    def __init__(
+        self,
+        name: str,
+        env: Mapping[str, str],
+        log_dir: Path,
+        concurrency: int,
+        options: Sequence[str] = (),
+    ) -> None:
         self.name = name
         self.log_path = log_dir / f"{name}.log"
         self._log: IO[bytes] = self.log_path.open("wb")
@@ -70,6 +77,7 @@ class Worker:
             f"{name}@%h",
             "--loglevel",
             "INFO",
+            *options,
         ]
         self.proc = subprocess.Popen(
             argv,
@@ -121,8 +129,11 @@ class Workers:
         self.log_dir = log_dir
         self.started: list[Worker] = []
 
-    def start(self, *names: str, concurrency: int = 2, timeout: float = 90) -> list[Worker]:
-        new = [Worker(n, self.env, self.log_dir, concurrency) for n in names]
+    def start(
+        self, *names: str, concurrency: int = 2, timeout: float = 90, options: Sequence[str] = ()
+    ) -> list[Worker]:
+        """Workers ``names`` (``options``: more of ``gin-arena worker``'s), once each is ready."""
+        new = [Worker(n, self.env, self.log_dir, concurrency, options) for n in names]
         self.started += new
         for w in new:
             wait_until(

@@ -2,7 +2,9 @@
 matches between HTTP house bots on loopback, submitted through CeleryExecutor.
 
 Short leases and a short visibility timeout make redelivery happen within seconds. The kill
-test runs once in the suite; run it N times in a row with ``ARENA_KILL_REPEATS=N``.
+test runs once per pool in the suite; run it N times in a row with ``ARENA_KILL_REPEATS=N``.
+Playing, the kill and the time limit run in both of ``gin-arena worker``'s pools (``--pool
+threads``, the default, and ``--pool gevent``).
 """
 
 from __future__ import annotations
@@ -48,6 +50,11 @@ WORKER_ENV = {
 }
 RULES = RuleSet(target=100)
 FINISH_TIMEOUT = 120.0
+POOLS = ["threads", "gevent"]
+
+
+def pool_options(pool: str) -> list[str]:
+    return ["--pool", pool]
 
 
 @pytest.fixture
@@ -91,10 +98,11 @@ def assert_recorded_once(db: Database, match_id: int) -> None:
     assert rows(db, RatingHistoryRow, RatingHistoryRow.match_id == match_id) == 2
 
 
+@pytest.mark.parametrize("pool", POOLS)
 def test_celery_workers_play_matches_that_replay(
-    db: Database, workers: Workers, executor: CeleryExecutor, redis_url: str
+    db: Database, workers: Workers, executor: CeleryExecutor, redis_url: str, pool: str
 ) -> None:
-    workers.start("w1", concurrency=4)
+    workers.start("w1", concurrency=4, options=pool_options(pool))
     with house_bots(["greedy", "strong"]) as bots:
         match_ids = schedule(db, [b.url for b in bots], seeds=[11, 12, 13, 14])
         executor.submit(match_ids)
@@ -113,11 +121,27 @@ def test_celery_workers_play_matches_that_replay(
     wait_until(lambda: broker_drained(redis_url), timeout=30, what="the broker to drain")
 
 
+@pytest.mark.parametrize("pool", POOLS)
 @pytest.mark.parametrize("round_", range(KILL_REPEATS))
 def test_a_worker_killed_mid_match_leaves_exactly_one_result(
-    db: Database, workers: Workers, executor: CeleryExecutor, redis_url: str, round_: int
+    db: Database,
+    workers: Workers,
+    executor: CeleryExecutor,
+    redis_url: str,
+    round_: int,
+    pool: str,
 ) -> None:
-    w1, w2 = workers.start("k1", "k2", concurrency=2)
+    if pool == "threads":
+        w1, w2 = workers.start("k1", "k2", concurrency=2, options=pool_options(pool))
+    else:
+        # As deployed (deploy/README.md): gevent workers play the matches; a threads worker
+        # takes the periodic jobs, and its event loop is what puts a dead worker's unacked
+        # tasks back in their queues (kombu does that from an event loop's timer, which a
+        # gevent worker does not run).
+        w1, w2 = workers.start(
+            "k1", "k2", concurrency=2, options=[*pool_options(pool), "--queues", "celery"]
+        )
+        workers.start("c1", concurrency=1, options=["--queues", "control"])
     by_pid = {w.pid: w for w in (w1, w2)}
     # ~2 ms per action: the match lasts a few seconds, long enough to kill it in the middle.
     with house_bots(["greedy", "strong"], delay_s=0.002) as bots:
@@ -212,12 +236,14 @@ def test_the_same_task_twice_at_once_records_one_result(
         }
     ],
 )
-def test_a_match_past_the_soft_time_limit_fails_in_the_threads_pool(
-    db: Database, workers: Workers, executor: CeleryExecutor, redis_url: str
+@pytest.mark.parametrize("pool", POOLS)
+def test_a_match_past_the_soft_time_limit_is_stopped_by_its_job_and_fails(
+    db: Database, workers: Workers, executor: CeleryExecutor, redis_url: str, pool: str
 ) -> None:
-    """Celery enforces no time limit in the threads pool; the match job's own clock does:
-    the match is stopped after a deal, marked failed with the reason, and not retried."""
-    (w1,) = workers.start("t1", concurrency=1)
+    """Celery enforces no time limit in the threads pool, and only the hard one in the gevent
+    pool; the match job's own clock stops the match at the soft limit, after a deal: it is
+    marked failed with the reason, and not retried."""
+    (w1,) = workers.start("t1", concurrency=1, options=pool_options(pool))
     with house_bots(["greedy", "strong"], delay_s=0.01) as bots:
         (match_id,) = schedule(db, [b.url for b in bots], seeds=[3])
         executor.submit([match_id])

@@ -76,6 +76,17 @@ def test_a_worker_of_200_threads_gets_a_pool_for_200_matches_and_their_lease_kee
         worker_pool(["worker", "--concurrency", "0"], worker_settings(database_url=PG))
 
 
+def test_a_gevent_worker_runs_celerys_gevent_pool_with_a_database_pool_for_its_matches() -> None:
+    argv = ["worker", "--pool", "gevent", "--concurrency", "200", "--queues", "celery"]
+    app, celery_argv = worker_app(build_parser().parse_args(argv), worker_settings(database_url=PG))
+    # The pool goes to Celery's command line (-P), which patches early; never to the app's
+    # ``worker_pool`` setting, from which Celery warns it would patch too late.
+    assert celery_argv[celery_argv.index("--pool") + 1] == "gevent"
+    assert task_database(app).pool_limit == pool_size_for(200)
+    _, default_argv = worker_app(build_parser().parse_args(["worker"]), worker_settings())
+    assert default_argv[default_argv.index("--pool") + 1] == "threads"
+
+
 def test_the_periodic_jobs_share_of_the_pool_covers_their_threads() -> None:
     """A worker running the health sweep or the webhook sender must not find its pool dry for
     their threads (each may hold a connection while it records)."""

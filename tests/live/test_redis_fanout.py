@@ -16,6 +16,7 @@ from conftest import REDIS_URL, require_service
 from health_support import wait_until
 from live_support import SseEvent, played_events, read_events
 
+from arena.live import redis_bus
 from arena.live.follow import follow_match
 from arena.live.hub import LiveHub
 from arena.live.redis_bus import CHANNEL, RedisSink, RedisSource, history_key
@@ -189,3 +190,51 @@ def test_a_message_of_one_event_from_an_earlier_worker_is_delivered(url: str) ->
         assert _mine(received, {match_id}, 1) == [event]
     finally:
         source.close()
+
+
+def test_a_batch_after_redis_lost_its_scripts_still_reaches_the_list_and_the_channel(
+    url: str,
+) -> None:
+    """A restarted Redis has forgotten the sink's script: the next batch loads it again
+    (redis-py answers ``NOSCRIPT`` with the script itself) and nothing is lost."""
+    match_id = 10_000 + uuid.uuid4().int % 1_000_000
+    events = played_events(match_id)[:30]
+    source, received = _subscribed(url)
+    client = redis.Redis.from_url(url)
+    try:
+        sink = RedisSink(url)
+        for event in events[:10]:
+            sink.publish(event)
+        _mine(received, {match_id}, 10)
+        client.script_flush()
+        for event in events[10:]:
+            sink.publish(event)
+        sink.close()
+        assert [e["n"] for e in _mine(received, {match_id}, 30)] == list(range(30))
+        assert [json.loads(b)["n"] for b in client.lrange(history_key(match_id), 0, -1)] == list(
+            range(30)
+        )
+    finally:
+        source.close()
+        client.delete(history_key(match_id))
+
+
+def test_a_match_list_keeps_its_newest_events_and_expires_after_its_last(
+    url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The list is capped at ``MAX_EVENTS`` (the oldest go) and expires ``TTL_SECONDS`` after
+    the batch that last added to it."""
+    monkeypatch.setattr(redis_bus, "MAX_EVENTS", 7)
+    monkeypatch.setattr(redis_bus, "TTL_SECONDS", 120)
+    match_id = 10_000 + uuid.uuid4().int % 1_000_000
+    client = redis.Redis.from_url(url)
+    try:
+        sink = RedisSink(url)
+        for event in played_events(match_id)[:25]:
+            sink.publish(event)
+        sink.close()
+        kept = [json.loads(b)["n"] for b in client.lrange(history_key(match_id), 0, -1)]
+        assert kept == list(range(18, 25))
+        assert 0 < client.ttl(history_key(match_id)) <= 120
+    finally:
+        client.delete(history_key(match_id))

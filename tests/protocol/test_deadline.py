@@ -128,6 +128,62 @@ def test_a_timeout_records_the_deadline_whatever_the_clock_says() -> None:
     assert result.latency_ms == 1000.0
 
 
+class TimerFirstPoll:
+    """A ``poll`` whose timed waits end on their timer even when the socket is ready, as a
+    cooperative scheduler's may (gevent serving the timer first, or late): it waits until the
+    bot has answered, then says nothing is there. A look without waiting is the real one."""
+
+    def __init__(self, real: object, answered: threading.Event) -> None:
+        self.real = real
+        self.answered = answered
+
+    def modify(self, fd: int, events: int) -> None:
+        self.real.modify(fd, events)  # type: ignore[attr-defined]
+
+    def poll(self, timeout_ms: float) -> list[tuple[int, int]]:
+        if timeout_ms > 0:
+            assert self.answered.wait(10), "the bot did not answer"
+            return []
+        return self.real.poll(0)  # type: ignore[attr-defined, no-any-return]
+
+
+@pytest.mark.parametrize(("age", "taken"), [(59.5, True), (0.001, False)])
+def test_a_wait_that_ends_on_its_timer_looks_once_more_and_judges_by_arrival(
+    age: float, taken: bool
+) -> None:
+    """The timed wait ends empty though the answer is in the socket, and the clock then reads
+    60 s: the answer that arrived at 0.5 s is taken (500 ms), one that arrived at 59.999 s is
+    a timeout (1,000 ms), exactly as when the thread itself wakes late."""
+    bot = KeptAliveBot()
+    readings = iter([0.0, 0.0])  # the exchange's start and its wait's time left; then late
+    late = False
+
+    def clock() -> float:
+        return next(readings, 60.0) if late else 0.0
+
+    def connect(timeout: float) -> socket.socket:
+        return socket.create_connection(("127.0.0.1", bot.port), timeout=timeout)
+
+    transport = Transport("127.0.0.1", connect, clock=clock, arrival_age=lambda _sock: age)
+    try:
+        transport.request("POST", "/act", b"{}", {}, 1.0)
+        transport._poll = TimerFirstPoll(transport._poll, bot.answered)  # type: ignore[assignment]
+        late = True
+        try:
+            result: HttpResult | TransportError = transport.request("POST", "/act", b"{}", {}, 1.0)
+        except TransportError as exc:
+            result = exc
+    finally:
+        transport.close()
+        bot.close()
+    if taken:
+        assert isinstance(result, HttpResult), result
+        assert result.latency_ms == pytest.approx(500.0)
+    else:
+        assert isinstance(result, TransportError) and result.kind == "timeout", result
+        assert result.latency_ms == 1000.0
+
+
 def test_the_kernel_arrival_age_of_a_loopback_socket_is_known() -> None:
     server = socket.create_server(("127.0.0.1", 0))
     with server, socket.create_connection(server.getsockname()) as client:
