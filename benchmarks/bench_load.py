@@ -65,9 +65,9 @@ from bench_executors import (
     schedule,
     wait_for,
 )
+from pools import DEFAULT_POOL, POOLS, match_worker_options, results_for_pool
 from sqlalchemy import func, select
 
-from arena.cli.worker import POOLS
 from arena.db.migrate import upgrade
 from arena.db.models import MatchResultRow, MatchRow
 from arena.db.session import Database, pool_size_for
@@ -81,13 +81,6 @@ from arena.states import MatchStatus
 
 HERE = Path(__file__).resolve().parent
 RESULTS = HERE / "results" / "load.json"
-
-
-def results_path(pool: str) -> Path:
-    """Where a full run writes: ``load.json`` (threads, the default pool), ``load_<pool>.json``."""
-    return RESULTS if pool == "threads" else RESULTS.with_name(f"load_{pool}.json")
-
-
 BOT_KINDS = ("greedy", "strong")
 TARGET_RATIO = 0.9
 #: The most connections the worker's pool may hold here (ARENA_DB_POOL_SIZE; see where set).
@@ -152,13 +145,13 @@ def start_worker(
     gevent, which runs no beat, ``gin-arena worker --pool gevent --queues celery`` for the
     matches beside ``gin-arena worker --beat --queues control`` for the periodic jobs. The
     match worker's pid and the beat process's (None: the same), once each answers a ping."""
-    started: list[tuple[str, list[str]]] = []
-    if pool == "threads":
-        started.append(("load-0", ["--concurrency", str(concurrency), "--beat"]))
-    else:
-        started.append(("load-0", ["--concurrency", str(concurrency), "--pool", pool]))
-        started[0][1].extend(["--queues", "celery"])
-        started.append(("beat-0", ["--concurrency", "2", "--beat", "--queues", "control"]))
+    matches = ["--concurrency", str(concurrency), *match_worker_options(pool)]
+    started = [("load-0", [*matches, "--beat"])]
+    if pool != DEFAULT_POOL:
+        started = [
+            ("load-0", matches),
+            ("beat-0", ["--concurrency", "2", "--beat", "--queues", "control"]),
+        ]
     pids = []
     for name, options in started:
         argv = [*gin_arena(), "worker", *options, "--hostname", f"{name}@%h"]
@@ -633,7 +626,7 @@ def run(args: argparse.Namespace, sizes: Sizes) -> dict[str, Any]:
             "rules": f"one game to {sizes.target} (best of 1)",
             "bots": "house greedy (a) v house strong (b), benchmarks/load_bots.py",
             "worker": f"gin-arena worker --concurrency {sizes.concurrency} ({args.pool} pool)"
-            + ("" if args.pool == "threads" else "; beat on its own threads worker"),
+            + ("" if args.pool == DEFAULT_POOL else "; beat on its own threads worker"),
             "pool": args.pool,
             "api": "gin-arena serve (waitress, 8 threads), rate limits off",
             "database": "postgresql",
@@ -743,7 +736,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     parser.add_argument("--redis-url", default="redis://127.0.0.1:6379/12")
     parser.add_argument(
-        "--pool", choices=POOLS, default=POOLS[0], help="the worker's Celery pool (threads)"
+        "--pool", choices=POOLS, default=DEFAULT_POOL, help="the worker's Celery pool (threads)"
     )
     args = parser.parse_args(argv)
     sizes = QUICK if args.quick else FULL
@@ -752,7 +745,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             sizes = replace(sizes, **{field: getattr(args, field)})
     result = run(args, sizes)
     print(report(result))
-    out = args.json or (None if args.quick else results_path(args.pool))
+    out = args.json or (None if args.quick else results_for_pool(RESULTS, args.pool))
     if out is not None:
         out.parent.mkdir(parents=True, exist_ok=True)
         out.write_text(json.dumps(result, indent=2) + "\n")

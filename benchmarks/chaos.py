@@ -67,12 +67,12 @@ from pathlib import Path
 from typing import Any
 
 import redis
+from pools import DEFAULT_POOL, POOLS, match_worker_options, results_for_pool
 from sqlalchemy import create_engine, func, select, text
 from sqlalchemy.exc import SQLAlchemyError
 
 from arena.bots.house import start_house_bots
 from arena.bots.sdk import BotServer
-from arena.cli.worker import POOLS
 from arena.db.errors import DatabaseUnavailableError
 from arena.db.migrate import upgrade
 from arena.db.models import Base, EventRow, MatchRow, RatingFitRow, TournamentRow
@@ -403,14 +403,14 @@ class Worker:
 
 
 def start_workers(
-    env: dict[str, str], threads: int, work: Path, pool: str = "threads"
+    env: dict[str, str], threads: int, work: Path, pool: str = DEFAULT_POOL
 ) -> list[Worker]:
     """Two match workers and beat (on the control queue), as deploy/compose.yaml runs them;
     with ``pool`` gevent the match workers run the gevent pool on the match queue alone, as
     deploy/README.md runs them."""
     host = socket.gethostname()
     common = [*gin_arena(), "worker", "--loglevel", "INFO"]
-    green = [] if pool == "threads" else ["--pool", pool, "--queues", "celery"]
+    green = match_worker_options(pool)
     workers = [
         Worker(
             f"w{i}",
@@ -673,7 +673,7 @@ def play(
     work: Path,
     chaos_seed: int | None = None,
     span_s: float = 0.0,
-    pool: str = "threads",
+    pool: str = DEFAULT_POOL,
 ) -> Run:
     """Play the round robin on a fresh database (faults if ``chaos_seed`` is given), the match
     workers in ``pool``."""
@@ -1003,7 +1003,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument(
         "--pool",
         choices=POOLS,
-        default=POOLS[0],
+        default=DEFAULT_POOL,
         help="the match workers' pool (beat stays on a threads worker); gevent writes"
         " results/chaos_gevent.json",
     )
@@ -1098,13 +1098,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     }
     result["passed"] = passed(result)
     print(format_report(result))
-    out = args.json or (
-        None
-        if args.quick
-        else RESULTS.with_name(
-            "chaos.json" if args.pool == "threads" else f"chaos_{args.pool}.json"
-        )
-    )
+    out = args.json or (None if args.quick else results_for_pool(RESULTS, args.pool))
     if out is not None:
         out.parent.mkdir(parents=True, exist_ok=True)
         out.write_text(json.dumps(result, indent=2, default=str) + "\n")

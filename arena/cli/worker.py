@@ -66,7 +66,7 @@ def worker_app(args: argparse.Namespace, settings: Settings) -> tuple[Celery, li
     concurrency = settings.worker_threads if args.concurrency is None else args.concurrency
     if concurrency < 1:
         raise UsageError("gin-arena worker: --concurrency must be at least 1")
-    pool = getattr(args, "pool", POOLS[0])
+    pool = args.pool
     if pool == "gevent" and args.beat:
         raise UsageError(
             "gin-arena worker: --beat needs the threads pool (Celery runs no beat in a gevent"
