@@ -132,6 +132,9 @@ class Settings(msgspec.Struct, frozen=True, kw_only=True):
     #: through (empty: the broker's URL).
     max_streams: int = 1000
     live_redis_url: str = ""
+    #: How long an API process may serve a public read from its cache, in milliseconds (0:
+    #: off; :mod:`arena.api.read_cache`).
+    read_cache_ms: int = 0
 
     def __post_init__(self) -> None:
         if self.executor not in ("", "local", "celery"):
@@ -157,6 +160,10 @@ class Settings(msgspec.Struct, frozen=True, kw_only=True):
             raise SettingsError("ARENA_TRUSTED_PROXIES must be 0 or more")
         if not 1 <= self.max_streams <= 20_000:
             raise SettingsError("ARENA_MAX_STREAMS must be 1 to 20000")
+        if not 0 <= self.read_cache_ms <= 60_000:
+            raise SettingsError(
+                f"ARENA_READ_CACHE_MS must be 0 (off) to 60000 (a minute), not {self.read_cache_ms}"
+            )
         live_redis = self.live_redis_url or (
             self.broker_url if self.executor_kind == "celery" else ""
         )

@@ -93,12 +93,12 @@ def free_port() -> int:
         return int(s.getsockname()[1])
 
 
-def wait_for(predicate: Any, timeout: float, what: str) -> None:
+def wait_for(predicate: Any, timeout: float, what: str, interval: float = 0.02) -> None:
     deadline = time.monotonic() + timeout
     while not predicate():
         if time.monotonic() > deadline:
             raise RuntimeError(f"timed out waiting for {what}")
-        time.sleep(0.02)
+        time.sleep(interval)
 
 
 class Processes:

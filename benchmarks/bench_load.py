@@ -80,6 +80,9 @@ from arena.settings import load_settings
 from arena.states import MatchStatus
 
 HERE = Path(__file__).resolve().parent
+#: How often the window's ends (and the end of the load) are looked for: a window of about
+#: 100 s is then known to a quarter of a percent.
+WINDOW_POLL_S = 0.25
 RESULTS = HERE / "results" / "load.json"
 BOT_KINDS = ("greedy", "strong")
 TARGET_RATIO = 0.9
@@ -373,7 +376,7 @@ def wait_finished(db: Database, ids: list[int], timeout: float) -> None:
             )
         return bool(left == 0)
 
-    wait_for(done, timeout, f"{len(ids)} matches to finish")
+    wait_for(done, timeout, f"{len(ids)} matches to finish", WINDOW_POLL_S)
 
 
 @dataclass(frozen=True)
@@ -532,6 +535,7 @@ def run(args: argparse.Namespace, sizes: Sizes) -> dict[str, Any]:
                 env = {
                     **base_env,
                     "ARENA_RATE_LIMIT": "",
+                    "ARENA_READ_CACHE_MS": str(args.read_cache_ms),
                     "ARENA_LADDER_PRESETS": "",
                     # The worker's pool follows its concurrency (2 x 200 + 24 connections),
                     # more than this machine's PostgreSQL accepts (max_connections 100) beside
@@ -628,7 +632,13 @@ def run(args: argparse.Namespace, sizes: Sizes) -> dict[str, Any]:
             "worker": f"gin-arena worker --concurrency {sizes.concurrency} ({args.pool} pool)"
             + ("" if args.pool == DEFAULT_POOL else "; beat on its own threads worker"),
             "pool": args.pool,
-            "api": "gin-arena serve (waitress, 8 threads), rate limits off",
+            "api": "gin-arena serve (waitress, 8 threads), rate limits off, "
+            + (
+                f"public reads cached {args.read_cache_ms} ms (ARENA_READ_CACHE_MS)"
+                if args.read_cache_ms
+                else "no read cache (the default)"
+            ),
+            "read_cache_ms": args.read_cache_ms,
             "database": "postgresql",
         },
         "matches": {**matches, "statuses": load_statuses},
@@ -703,12 +713,24 @@ def time_window(
     def counts() -> dict[MatchStatus, int]:
         return status_counts(db, ids)
 
-    wait_for(lambda: counts().get(MatchStatus.RUNNING, 0) >= concurrency, 600, "the load")
+    # Looked at every WINDOW_POLL_S, not every 20 ms: each look is a query, and this process
+    # shares the machine with what it measures (at 20 ms it took 0.16 of a core).
+    wait_for(
+        lambda: counts().get(MatchStatus.RUNNING, 0) >= concurrency,
+        600,
+        "the load",
+        WINDOW_POLL_S,
+    )
     start = (time.monotonic(), time.time())
     meter.start()
     profile = None if profiler is None else WorkerProfile(*profiler)
     try:
-        wait_for(lambda: counts().get(MatchStatus.PENDING, 0) == 0, 1200, "the queue to empty")
+        wait_for(
+            lambda: counts().get(MatchStatus.PENDING, 0) == 0,
+            1200,
+            "the queue to empty",
+            WINDOW_POLL_S,
+        )
         cpu = meter.stop()
     finally:
         shares = None if profile is None else profile.stop()
@@ -738,14 +760,23 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument(
         "--pool", choices=POOLS, default=DEFAULT_POOL, help="the worker's Celery pool (threads)"
     )
+    parser.add_argument(
+        "--read-cache-ms",
+        type=int,
+        default=0,
+        help="the API's ARENA_READ_CACHE_MS (default 0: off, as deployed by default)",
+    )
     args = parser.parse_args(argv)
+    if not 0 <= args.read_cache_ms <= 60_000:
+        parser.error("--read-cache-ms must be 0 to 60000")
     sizes = QUICK if args.quick else FULL
     for field in ("concurrency", "waves", "seeds", "think_ms", "rate", "bot_processes"):
         if getattr(args, field) is not None:
             sizes = replace(sizes, **{field: getattr(args, field)})
     result = run(args, sizes)
     print(report(result))
-    out = args.json or (None if args.quick else results_for_pool(RESULTS, args.pool))
+    results = RESULTS.with_name(f"{RESULTS.stem}_cached.json") if args.read_cache_ms else RESULTS
+    out = args.json or (None if args.quick else results_for_pool(results, args.pool))
     if out is not None:
         out.parent.mkdir(parents=True, exist_ok=True)
         out.write_text(json.dumps(result, indent=2) + "\n")
@@ -760,7 +791,8 @@ def report(result: dict[str, Any]) -> str:
     cores = result["cpu"]["cores"]
     lines = [
         f"Load: {s['matches']} matches ({s['rules']}), {s['concurrency']} at once in one worker, "
-        f"bots thinking {s['think_ms']:g} ms; API at {s['rate']:g} requests/s (open loop)",
+        f"bots thinking {s['think_ms']:g} ms; API at {s['rate']:g} requests/s (open loop, "
+        + (f"read cache {s['read_cache_ms']} ms)" if s.get("read_cache_ms") else "no read cache)"),
         f"  alone:  {m['alone']['seconds_mean']} s a match ({m['alone']['calls_mean']} bot calls, "
         f"{m['alone']['ms_per_call']} ms each); ideal {m['ideal_matches_per_second']} matches/s",
         f"  load:   {load['matches_per_second']} matches/s over {load['window_seconds']} s "

@@ -30,6 +30,7 @@ CHEAP = {
     "bench_protocol.py": [],
     "bench_ratings.py": [],
     "bench_strength.py": ["--workers", "1"],
+    "bench_transport.py": [],
     "bench_webhooks.py": ["--databases", "sqlite", "--deliveries", "20"],
 }
 

@@ -19,11 +19,12 @@ from flask_compress import Compress
 from werkzeug.middleware.proxy_fix import ProxyFix
 
 from arena.api.auth import authenticate_request
-from arena.api.context import EXTENSION, ArenaContext, arena_context
+from arena.api.context import EXTENSION, ArenaContext, ReadCache, arena_context
 from arena.api.http import IdConverter
 from arena.api.limits import make_limiter
 from arena.api.metrics import make_registry
 from arena.api.problems import PROBLEM_JSON, register_error_handlers
+from arena.api.read_cache import forget_on_write
 from arena.api.spec import register_docs
 from arena.api.views import (
     bots,
@@ -126,6 +127,7 @@ def create_app(
         executor=executor,
         owns_db=db is None,
         resolver=resolver,
+        reads=ReadCache(settings.read_cache_ms),
     )
     if made:
         context.closers.append(executor.close)
@@ -143,6 +145,7 @@ def create_app(
     _register_web(app)
     # Registered before the limiter's hook so that it runs after it (Flask runs them reversed).
     app.after_request(_retry_after_only_when_waiting)
+    app.after_request(forget_on_write)
     limiter = make_limiter(app, settings)
     limiter.exempt(ops.bp)
     # Route limits hold the limiter weakly: the app keeps it alive.

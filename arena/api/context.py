@@ -8,6 +8,7 @@ one process (tests) never share a database or a cache.
 from __future__ import annotations
 
 import threading
+import time
 from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -15,6 +16,7 @@ from dataclasses import dataclass, field
 from flask import current_app
 from prometheus_client import CollectorRegistry
 
+from arena.api.http import gzipped
 from arena.db.session import Database
 from arena.playing.executors import MatchExecutor
 from arena.protocol.urlguard import Resolver
@@ -25,6 +27,8 @@ __all__ = [
     "ArenaContext",
     "BytesCache",
     "CachedBody",
+    "CachedRead",
+    "ReadCache",
     "arena_context",
 ]
 
@@ -63,6 +67,68 @@ class BytesCache:
                 self._items.popitem(last=False)
 
 
+#: Distinct URLs a :class:`ReadCache` keeps at most (the least recently used go first).
+MAX_READS = 2048
+
+
+@dataclass(frozen=True, slots=True)
+class CachedRead:
+    body: bytes
+    gzipped: bytes | None
+    #: The view's own headers (``Vary: Authorization`` ...), replayed on every hit.
+    headers: tuple[tuple[str, str], ...]
+    expires: float
+
+
+class ReadCache:
+    """Answers by URL, each for ``ttl_ms`` (0: nothing is kept); thread-safe."""
+
+    def __init__(self, ttl_ms: int, clock: Callable[[], float] = time.monotonic) -> None:
+        self.ttl_s = ttl_ms / 1000.0
+        self._clock = clock
+        self._lock = threading.Lock()
+        self._entries: OrderedDict[str, CachedRead] = OrderedDict()
+        #: Bumped by every write through the process: an answer computed across a write is
+        #: not kept (it may hold what the write changed, or not).
+        self._generation = 0
+
+    @property
+    def enabled(self) -> bool:
+        return self.ttl_s > 0
+
+    def generation(self) -> int:
+        return self._generation
+
+    def get(self, key: str) -> CachedRead | None:
+        with self._lock:
+            entry = self._entries.get(key)
+            if entry is None:
+                return None
+            if entry.expires <= self._clock():
+                del self._entries[key]
+                return None
+            self._entries.move_to_end(key)
+            return entry
+
+    def put(
+        self, key: str, body: bytes, headers: tuple[tuple[str, str], ...], generation: int
+    ) -> CachedRead:
+        entry = CachedRead(body, gzipped(body), headers, self._clock() + self.ttl_s)
+        with self._lock:
+            if generation == self._generation:
+                self._entries[key] = entry
+                self._entries.move_to_end(key)
+                while len(self._entries) > MAX_READS:
+                    self._entries.popitem(last=False)
+        return entry
+
+    def forget(self) -> None:
+        """Empty the cache (a write went through this process)."""
+        with self._lock:
+            self._generation += 1
+            self._entries.clear()
+
+
 @dataclass
 class ArenaContext:
     """The app's collaborators (see the module docstring)."""
@@ -78,6 +144,8 @@ class ArenaContext:
     replays: BytesCache = field(default_factory=lambda: BytesCache(32))
     #: Tournament details, brackets and standings by fingerprint (see arena.api.versions).
     tournaments: BytesCache = field(default_factory=lambda: BytesCache(128))
+    #: Public reads for ``ARENA_READ_CACHE_MS`` (see arena.api.read_cache).
+    reads: ReadCache = field(default_factory=lambda: ReadCache(0))
     closers: list[Callable[[], None]] = field(default_factory=list)
     metrics: CollectorRegistry = field(default_factory=CollectorRegistry)
 

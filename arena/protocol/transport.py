@@ -29,10 +29,11 @@ import select
 import socket
 import ssl
 import struct
+import sys
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import NoReturn
+from typing import NoReturn, TypeVar
 
 import httptools
 
@@ -44,6 +45,9 @@ __all__ = [
     "TransportError",
     "tcp_arrival_age",
 ]
+
+_T = TypeVar("_T")
+_R = TypeVar("_R")
 
 MAX_BODY = 64 * 1024
 #: The kernel's arrival times are in ticks (4 ms at the common HZ=250): an answer judged
@@ -194,6 +198,11 @@ class Transport:
         self._arrival_age = arrival_age or tcp_arrival_age
         self._sock: socket.socket | None = None
         self._poll: select.poll | None = None
+        #: Sockets are gevent's (the worker's gevent pool): waits go through the socket's own
+        #: timeout, which gevent serves from one cached watcher of the connection, instead of
+        #: gevent's emulation of ``poll`` (new watchers and a result object for every wait:
+        #: about 60 us of CPU a call more, ``benchmarks/bench_transport.py``).
+        self._cooperative = _gevent_sockets()
         #: This exchange already took its one look past the deadline (see ``_wait``).
         self._looked_late = False
 
@@ -212,8 +221,10 @@ class Transport:
         # no settimeout (an fcntl) per operation.
         sock.setblocking(False)
         self._sock = sock
-        self._poll = select.poll()
-        self._poll.register(sock.fileno(), select.POLLIN)
+        if not self._cooperative or isinstance(sock, ssl.SSLSocket):
+            # (A TLS socket's bytes are records: a peek at them is no answer; poll instead.)
+            self._poll = select.poll()
+            self._poll.register(sock.fileno(), select.POLLIN)
         return sock
 
     def _wait(self, deadline: float, events: int) -> None:
@@ -240,6 +251,15 @@ class Transport:
 
     def _send_all(self, sock: socket.socket, payload: bytes, deadline: float) -> None:
         view = memoryview(payload)
+        if self._cooperative:
+            while view:
+                sock.settimeout(0.0)  # at once if the socket's buffer has room, as below
+                try:
+                    sent = sock.send(view)
+                except (BlockingIOError, ssl.SSLWantWriteError, ssl.SSLWantReadError):
+                    sent = self._cooperatively(sock.send, sock, deadline, view)
+                view = view[sent:]
+            return
         while view:
             try:
                 sent = sock.send(view)
@@ -252,6 +272,8 @@ class Transport:
             view = view[sent:]
 
     def _recv(self, sock: socket.socket, deadline: float) -> bytes:
+        if self._cooperative:
+            return self._cooperatively(sock.recv, sock, deadline, _RECV)
         while True:
             self._wait(deadline, select.POLLIN)
             try:
@@ -260,6 +282,28 @@ class Transport:
                 continue
             except ssl.SSLWantWriteError:
                 self._wait(deadline, select.POLLOUT)
+
+    def _cooperatively(
+        self, op: Callable[[_T], _R], sock: socket.socket, deadline: float, arg: _T
+    ) -> _R:
+        """``op(arg)`` on a gevent socket, waiting (this greenlet only) at most until the
+        deadline, with the same one last look as :meth:`_wait`: past the deadline, or when
+        the wait ends on its timer, the operation is tried once more without waiting."""
+        left = deadline - self._clock()
+        if left > 0:
+            sock.settimeout(left)
+            try:
+                return op(arg)
+            except TimeoutError:  # socket.timeout: the wait ended on its timer
+                pass
+        if self._looked_late:
+            raise TimeoutError
+        self._looked_late = True
+        sock.settimeout(0.0)
+        try:
+            return op(arg)
+        except (BlockingIOError, ssl.SSLWantReadError, ssl.SSLWantWriteError):
+            raise TimeoutError from None
 
     def _request_bytes(
         self, method: str, path: str, body: bytes | None, headers: Mapping[str, str]
@@ -368,8 +412,17 @@ class Transport:
 
     def _idle_is_readable(self) -> bool:
         """Whether the kept connection has something to read before a request is sent."""
-        assert self._poll is not None and self._sock is not None
+        assert self._sock is not None
         if isinstance(self._sock, ssl.SSLSocket) and self._sock.pending():
+            return True
+        if self._poll is None:  # a plain gevent socket: a peek, without waiting
+            self._sock.settimeout(0.0)
+            try:
+                self._sock.recv(1, socket.MSG_PEEK)
+            except BlockingIOError:
+                return False
+            except OSError:  # reset: the next read tells
+                return True
             return True
         self._poll.modify(self._sock.fileno(), select.POLLIN)
         return bool(self._poll.poll(0))
@@ -457,6 +510,12 @@ def tcp_arrival_age(sock: socket.socket) -> float | None:
 #: ``struct tcp_info``: its size as read, and the offset of ``tcpi_last_data_recv`` (u32, ms).
 _TCP_INFO_BYTES = 104
 _LAST_DATA_RECV = 52
+
+
+def _gevent_sockets() -> bool:
+    """Whether ``socket`` is gevent's (``gevent.monkey.patch_all()`` ran: the gevent pool)."""
+    monkey = sys.modules.get("gevent.monkey")
+    return monkey is not None and bool(monkey.is_module_patched("socket"))
 
 
 class _StaleConnectionError(Exception):

@@ -33,6 +33,7 @@ from arena.api.problems import (
     forbidden,
     unprocessable,
 )
+from arena.api.read_cache import public_read
 from arena.bots.probe import ProbeReport
 from arena.protocol.signing import SecretError
 from arena.reading.queries import bot_versions as version_queries
@@ -160,6 +161,7 @@ def register() -> Response:
 
 
 @bp.get("")
+@public_read
 def index() -> Response:
     status = query_choice("status", [s.value for s in BotStatus])
     owner = query_text("owner")
@@ -176,6 +178,7 @@ def index() -> Response:
 
 
 @bp.get("/<id('bot'):bot_id>")
+@public_read
 def read(bot_id: int) -> Response:
     response = json_response(_detail(bot_id))
     response.headers["Vary"] = "Authorization"
@@ -183,6 +186,7 @@ def read(bot_id: int) -> Response:
 
 
 @bp.get("/<id('bot'):bot_id>/versions")
+@public_read
 def versions(bot_id: int) -> Response:
     """Every version of the bot, newest first, and each version's live Elo over the bot's
     last ``history`` rated matches."""

@@ -14,6 +14,7 @@ from flask import Blueprint, Response
 
 from arena.api.context import arena_context
 from arena.api.http import json_response, query_choice, query_int
+from arena.api.read_cache import public_read
 from arena.ladder import DAY_SECONDS, RoundTime, slot_of
 from arena.reading.queries import ladder as ladder_queries
 from arena.rules.ruleset import RuleSet
@@ -25,6 +26,7 @@ bp = Blueprint("ladder", __name__, url_prefix="/api/v1/ladder")
 
 
 @bp.get("")
+@public_read
 def overview() -> Response:
     context = arena_context()
     settings = context.settings

@@ -22,6 +22,7 @@ from arena.api.http import (
     query_int,
 )
 from arena.api.problems import ProblemError, conflict
+from arena.api.read_cache import public_read
 from arena.playing.stored import RecordFormatError
 from arena.reading.embargo import match_deals_public
 from arena.reading.queries import bot_versions as version_queries
@@ -42,6 +43,7 @@ def _public_error(error: str | None) -> str | None:
 
 
 @bp.get("")
+@public_read
 def index() -> Response:
     db = arena_context().db
     limit = query_int("limit", 50, low=1, high=200) or 50
@@ -59,6 +61,7 @@ def index() -> Response:
 
 
 @bp.get("/<id('match'):match_id>")
+@public_read
 def read(match_id: int) -> Response:
     detail = match_queries.match_detail(arena_context().db, match_id)
     detail["error"] = _public_error(detail["error"])

@@ -12,6 +12,7 @@ from flask import Blueprint, Response
 
 from arena.api.context import arena_context
 from arena.api.http import json_response, query_bool, query_int
+from arena.api.read_cache import public_read
 from arena.reading.queries import bots as bot_queries
 
 __all__ = ["bp"]
@@ -20,6 +21,7 @@ bp = Blueprint("ratings", __name__, url_prefix="/api/v1/ratings")
 
 
 @bp.get("")
+@public_read
 def leaderboard() -> Response:
     context = arena_context()
     threshold = context.settings.provisional_matches
@@ -39,6 +41,7 @@ def leaderboard() -> Response:
 
 
 @bp.get("/<id('bot'):bot_id>/history")
+@public_read
 def history(bot_id: int) -> Response:
     rows = bot_queries.rating_history(
         arena_context().db, bot_id, limit=query_int("limit", 200, low=1, high=1000) or 200

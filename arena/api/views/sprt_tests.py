@@ -20,6 +20,7 @@ from arena.api.context import arena_context
 from arena.api.http import json_response, query_choice, query_int
 from arena.api.models import TestCreate, decode_body
 from arena.api.problems import FieldError, conflict, forbidden, unprocessable
+from arena.api.read_cache import public_read
 from arena.api.views.rules import CHALLENGE_BOUNDS, rules_from
 from arena.errors import NotFoundError
 from arena.measures.sprt import SprtParams
@@ -108,6 +109,7 @@ def create() -> Response:
 
 
 @bp.get("")
+@public_read
 def index() -> Response:
     status = query_choice("status", ["running", "finished"])
     limit = query_int("limit", 50, low=1, high=200) or 50
@@ -121,6 +123,7 @@ def index() -> Response:
 
 
 @bp.get("/<id('test'):test_id>")
+@public_read
 def read(test_id: int) -> Response:
     return json_response(
         redact_sprt_test(test_queries.sprt_test_detail(arena_context().db, test_id))

@@ -14,6 +14,7 @@ from arena.api.context import arena_context
 from arena.api.http import json_response, query_choice, query_int
 from arena.api.models import TournamentCreate, decode_body
 from arena.api.problems import FieldError, conflict, unprocessable
+from arena.api.read_cache import public_read
 from arena.api.versions import cached_tournament_view
 from arena.api.views.rules import rules_from
 from arena.reading.embargo import (
@@ -72,6 +73,7 @@ def create() -> Response:
 
 
 @bp.get("")
+@public_read
 def index() -> Response:
     status = query_choice("status", [s.value for s in TournamentStatus])
     limit = query_int("limit", 50, low=1, high=200) or 50

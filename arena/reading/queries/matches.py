@@ -111,6 +111,21 @@ def list_matches(
     return page, (rows[-1].id if more and rows else None)
 
 
+#: What a match's detail shows of each deal, in play order.
+_HAND_OUTCOMES = select(
+    HandRow.game_id,
+    HandRow.index,
+    HandRow.dealer,
+    HandRow.outcome,
+    HandRow.winner,
+    HandRow.points,
+    HandRow.knocker,
+    HandRow.knocker_deadwood,
+    HandRow.defender_deadwood,
+    HandRow.misknocks,
+).order_by(HandRow.game_id, HandRow.index)
+
+
 def match_detail(db: Database, match_id: int) -> dict[str, Any]:
     """One match: summary, the version each side played, rules, games, every hand's outcome,
     faults and timings.
@@ -122,19 +137,19 @@ def match_detail(db: Database, match_id: int) -> dict[str, Any]:
         if m is None:
             raise NotFoundError("match", match_id)
         names = names_by_id(session, [m.bot_a_id, m.bot_b_id])
-        result = session.get(MatchResultRow, match_id)
+        summary = session.scalar(
+            select(MatchResultRow.summary).where(MatchResultRow.match_id == match_id)
+        )
         games = session.scalars(
             select(GameRow).where(GameRow.match_id == match_id).order_by(GameRow.index)
         ).all()
-        hands = session.scalars(
-            select(HandRow)
-            .where(HandRow.match_id == match_id)
-            .order_by(HandRow.game_id, HandRow.index)
-        ).all()
-        by_game: dict[int, list[HandRow]] = {}
+        # The outcome columns only: a whole row would also decode each deal's log (its deck
+        # and every action), most of a finished match's bytes, for nothing shown here.
+        hands = session.execute(_HAND_OUTCOMES.where(HandRow.match_id == match_id)).all()
+        by_game: dict[int, list[Any]] = {}
         for h in hands:
             by_game.setdefault(h.game_id, []).append(h)
-        summary = result.summary if result else {}
+        summary = summary or {}
         return {
             **_match_summary(m, names),
             "versions": seat_versions(session, m),
