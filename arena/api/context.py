@@ -67,8 +67,11 @@ class BytesCache:
                 self._items.popitem(last=False)
 
 
-#: Distinct URLs a :class:`ReadCache` keeps at most (the least recently used go first).
+#: What a :class:`ReadCache` keeps at most, in URLs and in bytes of bodies (plain and
+#: gzipped): the least recently used go first, so a client cycling through many URLs (``?before=``
+#: every id) cannot make it hold more.
 MAX_READS = 2048
+MAX_READ_BYTES = 32 * 1024 * 1024
 
 
 @dataclass(frozen=True, slots=True)
@@ -79,6 +82,10 @@ class CachedRead:
     headers: tuple[tuple[str, str], ...]
     expires: float
 
+    @property
+    def size(self) -> int:
+        return len(self.body) + len(self.gzipped or b"")
+
 
 class ReadCache:
     """Answers by URL, each for ``ttl_ms`` (0: nothing is kept); thread-safe."""
@@ -88,6 +95,7 @@ class ReadCache:
         self._clock = clock
         self._lock = threading.Lock()
         self._entries: OrderedDict[str, CachedRead] = OrderedDict()
+        self._bytes = 0
         #: Bumped by every write through the process: an answer computed across a write is
         #: not kept (it may hold what the write changed, or not).
         self._generation = 0
@@ -105,7 +113,7 @@ class ReadCache:
             if entry is None:
                 return None
             if entry.expires <= self._clock():
-                del self._entries[key]
+                self._drop(key)
                 return None
             self._entries.move_to_end(key)
             return entry
@@ -115,18 +123,30 @@ class ReadCache:
     ) -> CachedRead:
         entry = CachedRead(body, gzipped(body), headers, self._clock() + self.ttl_s)
         with self._lock:
-            if generation == self._generation:
+            if generation == self._generation and entry.size <= MAX_READ_BYTES:
+                if key in self._entries:
+                    self._drop(key)
                 self._entries[key] = entry
-                self._entries.move_to_end(key)
-                while len(self._entries) > MAX_READS:
-                    self._entries.popitem(last=False)
+                self._bytes += entry.size
+                while len(self._entries) > MAX_READS or self._bytes > MAX_READ_BYTES:
+                    self._drop(next(iter(self._entries)))
         return entry
+
+    def _drop(self, key: str) -> None:
+        self._bytes -= self._entries.pop(key).size
+
+    @property
+    def size(self) -> tuple[int, int]:
+        """The URLs and the bytes kept now."""
+        with self._lock:
+            return len(self._entries), self._bytes
 
     def forget(self) -> None:
         """Empty the cache (a write went through this process)."""
         with self._lock:
             self._generation += 1
             self._entries.clear()
+            self._bytes = 0
 
 
 @dataclass

@@ -2,15 +2,17 @@
 
 Off unless ``ARENA_READ_CACHE_MS`` is set above 0. Then the answer to an anonymous ``GET`` of a
 public resource (the views decorated with :func:`public_read`: lists and details of bots,
-matches, ratings and tournaments) is kept for that many milliseconds and served as is to every
-request for the same path and query meanwhile, gzipped once. So such a read shows the arena as
+matches, ratings, the ladder, SPRT tests and the tournament list) is kept for that many
+milliseconds and served as is to every request for the same path and query meanwhile,
+gzipped once. So such a read shows the arena as
 it was at most that long ago; a change made through this API process (any request other than
 ``GET``, ``HEAD`` or ``OPTIONS``) empties the cache, so its own writes show at once. What workers
 record (a match finished) and what other API processes change shows within the time.
 
-Only ``200`` answers are kept, never an error; a request with ``Authorization`` (whose answer
-may show its owner more) neither reads nor fills it. ``benchmarks/bench_load.py`` measures what
-it saves under load (``--read-cache-ms``).
+It holds at most 2,048 URLs and 32 MB of bodies per process (the least recently read go
+first). Only ``200`` answers are kept, never an error; a request with ``Authorization`` (whose
+answer may show its owner more) neither reads nor fills it. ``benchmarks/bench_load.py``
+measures what it saves under load (``--read-cache-ms``).
 """
 
 from __future__ import annotations

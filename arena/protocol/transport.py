@@ -218,7 +218,8 @@ class Transport:
     def _open(self, deadline: float) -> socket.socket:
         sock = self._connect_fn(min(self._remaining(deadline), self._connect_timeout))
         # Non-blocking from here on; waits go through poll() with the time left, so there is
-        # no settimeout (an fcntl) per operation.
+        # no settimeout (an fcntl) per operation. A gevent socket's timeout is only the time
+        # its greenlet waits (the file stays non-blocking): set per operation, it costs nothing.
         sock.setblocking(False)
         self._sock = sock
         if not self._cooperative or isinstance(sock, ssl.SSLSocket):

@@ -14,6 +14,7 @@ import pytest
 from api_support import Api, make_api
 from api_world import ADMIN_TOKEN
 
+from arena.api import context as context_module
 from arena.api.context import EXTENSION, ReadCache
 from arena.services.bots import register_bot
 from arena.settings import SettingsError, load_settings
@@ -165,3 +166,22 @@ def test_a_read_cache_time_out_of_range_is_refused_in_one_line(value: str) -> No
 def test_a_read_cache_time_in_range_is_taken() -> None:
     assert load_settings({"ARENA_READ_CACHE_MS": "1000"}).read_cache_ms == 1000
     assert load_settings({}).read_cache_ms == 0
+
+
+def test_the_cache_holds_at_most_its_byte_budget_dropping_the_least_recently_used(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A client cycling through many URLs cannot make one process hold more than the budget."""
+    monkeypatch.setattr(context_module, "MAX_READ_BYTES", 3000)
+    cache = ReadCache(1000, clock=Clock())
+    body = bytes(range(256)) * 4  # 1,024 bytes that gzip does not shrink much
+    for i in range(10):
+        cache.put(f"/api/v1/matches?before={i}", body, (), cache.generation())
+        _, size = cache.size
+        assert size <= 3000
+    assert cache.get("/api/v1/matches?before=9") is not None
+    assert cache.get("/api/v1/matches?before=0") is None
+    cache.put("/api/v1/matches?big", b"x" * 4000, (), cache.generation())  # over it alone
+    assert cache.get("/api/v1/matches?big") is None
+    cache.forget()
+    assert cache.size == (0, 0)
