@@ -7,6 +7,7 @@ from __future__ import annotations
 import gzip
 import json
 import os
+import re
 import signal
 import socket
 import subprocess
@@ -67,10 +68,20 @@ def test_waitress_serves_the_app(db_url: str):
     assert not thread.is_alive()
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
+def announced_url(proc: subprocess.Popen[bytes]) -> str:
+    """The address ``gin-arena serve --port 0`` announces on stderr once bound; the rest of its
+    stderr is drained by a thread (a port picked here and passed in could be taken by another
+    test's server before the child binds it, and requests would then reach that server)."""
+    assert proc.stderr is not None
+    seen = []
+    for raw in iter(proc.stderr.readline, b""):
+        line = raw.decode(errors="replace")
+        seen.append(line)
+        found = re.search(r"serving (http://127\.0\.0\.1:\d+)/", line)
+        if found:
+            threading.Thread(target=proc.stderr.read, daemon=True).start()
+            return found.group(1)
+    raise AssertionError("gin-arena serve announced no address:\n" + "".join(seen))
 
 
 def wait_ready(base: str, proc: subprocess.Popen[bytes], timeout: float = 30.0) -> None:
@@ -86,8 +97,6 @@ def wait_ready(base: str, proc: subprocess.Popen[bytes], timeout: float = 30.0) 
 
 
 def test_gin_arena_serve_plays_a_challenge_end_to_end(tmp_path: Path, house: HouseBots):
-    port = free_port()
-    base = f"http://127.0.0.1:{port}"
     env = {
         **os.environ,
         "ARENA_DATABASE_URL": f"sqlite:///{tmp_path / 'serve.db'}",
@@ -99,13 +108,14 @@ def test_gin_arena_serve_plays_a_challenge_end_to_end(tmp_path: Path, house: Hou
     env.pop("ARENA_BROKER_URL", None)
     env.pop("ARENA_EXECUTOR", None)
     proc = subprocess.Popen(
-        [sys.executable, "-m", "arena.cli", "serve", "--port", str(port), "--threads", "4"],
+        [sys.executable, "-m", "arena.cli", "serve", "--port", "0", "--threads", "4"],
         env=env,
         stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE,
         cwd=tmp_path,
     )
     try:
+        base = announced_url(proc)
         wait_ready(base, proc)
         ids, tokens = [], []
         for i, url in enumerate(house.urls[:2]):

@@ -22,7 +22,10 @@ from arena.playing.players import HeuristicPlayer, MatchContext, RandomPlayer
 from arena.protocol.http_player import HttpPlayer
 from arena.rules.ruleset import RuleSet
 
-RULES = RuleSet(target=100, best_of=1)
+# A deadline no answer of a healthy bot misses, however loaded the machine: a timeout is a
+# fault in the record, so one slow first answer of a fresh process (seen on a loaded CI
+# machine at the default 1000 ms) would make two runs differ for a reason these tests don't pin.
+RULES = RuleSet(target=100, best_of=1, deadline_ms=60_000)
 
 
 def without_timings(record: dict[str, Any]) -> dict[str, Any]:
