@@ -24,7 +24,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import platform
 import socket
 import statistics
 import subprocess
@@ -32,6 +31,8 @@ import sys
 import time
 from pathlib import Path
 from typing import Any
+
+from run_info import run_header
 
 HERE = Path(__file__).resolve().parent
 RESULTS = HERE / "results" / "transport.json"
@@ -135,7 +136,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     me = [sys.executable, str(Path(__file__).resolve())]
     server = subprocess.Popen([*me, "--serve", str(port)])
     runs: list[dict[str, Any]] = []
-    load_before = os.getloadavg()[0]
+    header = run_header("bench_transport.py", quick=args.quick)
     try:
         deadline = time.monotonic() + 30
         while True:
@@ -174,13 +175,8 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     }
     base = summary["gevent-poll"]["cpu_us_per_call_median"]
     return {
-        "command": "benchmarks/bench_transport.py",
-        "machine": {
-            "python": platform.python_version(),
-            "cpus": os.cpu_count(),
-            "loadavg_1min_before": round(load_before, 2),
-            "loadavg_1min_after": round(os.getloadavg()[0], 2),
-        },
+        **header,
+        "load_after": round(os.getloadavg()[0], 2),
         "setup": {
             "concurrency": args.concurrency,
             "seconds": args.seconds,
