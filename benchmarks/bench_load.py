@@ -389,6 +389,7 @@ class Played:
     faults: int
     attempt: int
     fault_kinds: tuple[str, ...] = ()
+    forfeit: str | None = None  # the forfeit's kind (a bot unreachable at the start, ...)
 
 
 def played(db: Database, ids: Sequence[int]) -> list[Played]:
@@ -405,7 +406,8 @@ def played(db: Database, ids: Sequence[int]) -> list[Played]:
         out.append(
             Played(match.id, int(match.seed), match.started_at.timestamp(),
                    match.finished_at.timestamp(), calls, len(summary.get("faults", [])),
-                   match.attempt, tuple(f["kind"] for f in summary.get("faults", [])))
+                   match.attempt, tuple(f["kind"] for f in summary.get("faults", [])),
+                   None if match.forfeit_kind is None else match.forfeit_kind.value)
         )  # fmt: skip
     return sorted(out, key=lambda p: p.match_id)
 
@@ -507,6 +509,9 @@ def match_figures(
             "faults": sum(p.faults for p in load),
             "fault_kinds": dict(
                 sorted(collections.Counter(k for p in load for k in p.fault_kinds).items())
+            ),
+            "forfeits": dict(
+                sorted(collections.Counter(p.forfeit for p in load if p.forfeit).items())
             ),
             "max_attempt": max(p.attempt for p in load),
         },
@@ -799,7 +804,8 @@ def report(result: dict[str, Any]) -> str:
         f"({load['finished_in_window']} finished), {load['calls_per_second']} bot calls/s",
         f"  ratio:  {m['ratio']} of the ideal (per bot call {m['ratio_per_call']}): target "
         f">= {TARGET_RATIO} " + ("met" if result["target_met"] else "MISSED"),
-        f"  faults: {load['faults']} {load.get('fault_kinds', {})}, max attempt"
+        f"  faults: {load['faults']} {load.get('fault_kinds', {})}, forfeits"
+        f" {load.get('forfeits', {})}, max attempt"
         f" {load['max_attempt']}, statuses {m['statuses']}",
         f"  API:    {a['due_per_second']} requests/s due, p50 {lat['p50_ms']} ms, p99 "
         f"{lat['p99_ms']} ms, max {lat['max_ms']} ms, errors {a['errors'] or 0}",
