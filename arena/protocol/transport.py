@@ -421,28 +421,23 @@ class Transport:
         return max(0.0, min(arrived - start, timeout_s)) * 1000.0
 
     def _idle_is_readable(self) -> bool:
-        """Whether the kept connection has something to read before a request is sent (or
-        cannot be looked at: either way it is not used again)."""
+        """Whether the kept connection has something to read before a request is sent, or
+        cannot be looked at (a reset, say): either way it is not used again."""
+        assert self._sock is not None
         try:
-            return self._idle_has_bytes()
+            if isinstance(self._sock, ssl.SSLSocket) and self._sock.pending():
+                return True
+            if self._poll is None:  # a plain gevent socket: a peek, without waiting
+                self._sock.settimeout(0.0)
+                try:
+                    self._sock.recv(1, socket.MSG_PEEK)
+                except BlockingIOError:
+                    return False
+                return True
+            self._poll.modify(self._sock.fileno(), select.POLLIN)
+            return bool(self._poll.poll(0))
         except OSError:
             return True
-
-    def _idle_has_bytes(self) -> bool:
-        assert self._sock is not None
-        if isinstance(self._sock, ssl.SSLSocket) and self._sock.pending():
-            return True
-        if self._poll is None:  # a plain gevent socket: a peek, without waiting
-            self._sock.settimeout(0.0)
-            try:
-                self._sock.recv(1, socket.MSG_PEEK)
-            except BlockingIOError:
-                return False
-            except OSError:  # reset: the next read tells
-                return True
-            return True
-        self._poll.modify(self._sock.fileno(), select.POLLIN)
-        return bool(self._poll.poll(0))
 
     def _remaining(self, deadline: float) -> float:
         left = deadline - self._clock()

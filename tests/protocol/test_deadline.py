@@ -261,14 +261,14 @@ def test_time_the_arena_stalls_before_sending_is_not_the_bots(where: str) -> Non
         return socket.create_connection(("127.0.0.1", bot.port), timeout=timeout)
 
     transport = Transport("127.0.0.1", connect, clock=clock)
-    look = transport._idle_has_bytes
+    look = transport._idle_is_readable
 
     def stalled_look() -> bool:
         if stalling and where == "looking at the idle connection":
             clock.stall()
         return look()
 
-    transport._idle_has_bytes = stalled_look  # type: ignore[method-assign]
+    transport._idle_is_readable = stalled_look  # type: ignore[method-assign]
     try:
         transport.request("POST", "/act", b"{}", {}, 1.0, sign=sign)
         stalling = True
