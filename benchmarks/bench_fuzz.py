@@ -85,6 +85,12 @@ class Pause:
 
 
 @dataclass(frozen=True, slots=True)
+class AwaitRequest:
+    """Wait (up to 10 s) until the arena sends its next request on this connection, without
+    reading it: bytes sent after this come in after that request went out."""
+
+
+@dataclass(frozen=True, slots=True)
 class End:
     """How the answer ends: ``close`` (FIN), ``reset`` (RST) or ``stall`` (wait for the arena
     to hang up)."""
@@ -92,7 +98,7 @@ class End:
     how: str
 
 
-Step = Send | Pause | End
+Step = Send | Pause | AwaitRequest | End
 
 
 @dataclass(frozen=True, slots=True)
@@ -194,6 +200,10 @@ class FuzzServer:
                 self.sends += 1
             elif isinstance(step, Pause):
                 if self._stopping.wait(step.seconds):
+                    return
+            elif isinstance(step, AwaitRequest):
+                conn.settimeout(10.0)
+                if not conn.recv(1, socket.MSG_PEEK):
                     return
             elif step.how == "reset":
                 conn.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))

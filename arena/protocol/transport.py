@@ -20,9 +20,11 @@ connection opened), after the look at the idle connection and the request's maki
 followed. Interim answers (``100 Continue``, ``103 Early Hints``) are read past to the final
 one, and the answer ends where its framing says: bytes after it in the same read change
 nothing (the connection is then not reused), and bytes that arrive on a kept connection
-before the next request is sent close it (a new one carries the request), so the verdict
-never depends on how the bot's bytes were split into packets (``benchmarks/bench_fuzz.py``
-checks that). Failures raise :class:`TransportError` with a fault kind; nothing else escapes.
+before the next request is sent close it (a new one carries the request), as do bytes
+after it that hold no status line (the request goes again on a new one), so the verdict
+never depends on how the bot's bytes were split into packets or when they came
+(``benchmarks/bench_fuzz.py`` checks that). Failures raise :class:`TransportError` with a
+fault kind; nothing else escapes.
 """
 
 from __future__ import annotations
@@ -370,16 +372,17 @@ class Transport:
         deadline = start + timeout_s
         try:
             try:
-                return self._exchange(first, deadline, start, timeout_s)
+                return self._exchange(first, deadline, start, timeout_s, kept=reused)
             except _StaleConnectionError:
                 if not reused:
                     raise TransportError(
                         "connection", "the bot closed the connection without answering"
                     ) from None
-                # An idle keep-alive connection the bot had closed: once more on a fresh one.
+                # An idle keep-alive connection the bot had closed, or one whose bytes were
+                # no answer (the tail of an earlier one): once more on a fresh connection.
                 self.close()
                 try:
-                    return self._exchange(payload(), deadline, start, timeout_s)
+                    return self._exchange(payload(), deadline, start, timeout_s, kept=False)
                 except _StaleConnectionError:
                     raise TransportError(
                         "connection", "the bot closed the connection without answering"
@@ -446,8 +449,17 @@ class Transport:
         return left
 
     def _exchange(
-        self, payload: bytes, deadline: float, start: float, timeout_s: float
+        self, payload: bytes, deadline: float, start: float, timeout_s: float, *, kept: bool
     ) -> HttpResult:
+        """One request and its answer on the open connection (a new one if none is open).
+
+        On a ``kept`` connection, bytes that hold no status line by the time they turn out
+        malformed or the connection closes are not taken as this request's answer: they may be
+        what the bot sent after its previous one, come in after the look at the idle
+        connection. :class:`_StaleConnectionError` has the request sent again on a fresh
+        connection, where the answer is judged on its own (as when a kept connection closes
+        before any byte came).
+        """
         sock = self._sock if self._sock is not None else self._open(deadline)
         try:
             self._send_all(sock, payload, deadline)
@@ -461,13 +473,13 @@ class Transport:
             try:
                 data = self._recv(sock, deadline)
             except ConnectionResetError:
-                if received:
+                if received and not (kept and parser.get_status_code() == 0):
                     raise
                 raise _StaleConnectionError from None
             if not data:
                 if answer.headers_done and not answer.delimited:
                     break  # the body ends where the connection does (HTTP/1.0 style)
-                if received:
+                if received and not (kept and parser.get_status_code() == 0):
                     raise TransportError("connection", "the bot closed the connection mid-answer")
                 raise _StaleConnectionError
             received += len(data)
@@ -477,6 +489,8 @@ class Transport:
                 if answer.too_large is not None:
                     raise TransportError("body_too_large", answer.too_large) from None
                 if not answer.done:
+                    if kept and parser.get_status_code() == 0:
+                        raise _StaleConnectionError from None
                     raise TransportError("connection", f"malformed HTTP answer: {exc}") from None
                 # Bytes after a whole answer, in the same read: the answer stands as it came
                 # (were they in a later read it would have been taken before they arrived),
@@ -531,7 +545,8 @@ def _gevent_sockets() -> bool:
 
 
 class _StaleConnectionError(Exception):
-    """The connection closed before any byte of the answer arrived."""
+    """The kept connection closed before any byte of the answer arrived, or what came on it
+    was no HTTP answer."""
 
 
 class _TrailingBytesError(Exception):

@@ -221,3 +221,46 @@ def test_bytes_that_come_after_a_kept_answer_are_not_the_next_answer(exchange: E
         time.sleep(0.01)
     time.sleep(0.05)  # and reached this end of the loopback connection
     assert fuzz.outcome_of(steady.act(turn)) == "action"
+
+
+@pytest.mark.parametrize(
+    "tail",
+    [
+        pytest.param(b'"2h"}', id="the-rest-of-a-body"),
+        pytest.param(b"trailing junk", id="junk"),
+        pytest.param(b"\r\n", id="a-stray-line-end"),
+    ],
+)
+def test_bytes_after_a_kept_answer_that_come_after_the_next_request_are_not_its_answer(
+    exchange: Exchange, tail: bytes
+) -> None:
+    """An answer, then more bytes on the connection the arena keeps, sent only once the next
+    request has gone out on it: they were read as that request's answer, a "connection"
+    fault ("malformed HTTP answer") for a bot whose next answer was sound (2 of the 10,000
+    answers of the full fuzz run, a short ``Content-Length`` whose rest came later). The
+    request goes again on a new connection, and its answer there is the verdict."""
+    server, steady, turn = exchange.server, exchange.steady, exchange.turn
+    server.plan = (
+        fuzz.Send(fuzz._whole(ACTION)),
+        fuzz.AwaitRequest(),
+        fuzz.Send(tail),
+        fuzz.End("close"),
+    )
+    assert fuzz.outcome_of(steady.act(turn)) == "action"
+    connections = server.connections
+    server.plan = (fuzz.Send(fuzz._whole(ACTION)), fuzz.End("close"))
+    assert fuzz.outcome_of(steady.act(turn)) == "action"
+    assert server.connections == connections + 1  # the request went again, on a new one
+
+
+def test_an_answer_that_begins_no_http_on_a_new_connection_is_still_a_connection_fault(
+    exchange: Exchange,
+) -> None:
+    """The retry is for a kept connection's stray bytes only: on a fresh connection, bytes that
+    begin no HTTP answer are the bot's malformed answer, and tried once."""
+    server, steady, turn = exchange.server, exchange.steady, exchange.turn
+    server.plan = (fuzz.Send(b"garbage"), fuzz.End("close"))
+    steady.act(turn)  # the connection is closed after the fault
+    connections = server.connections
+    assert exchange.send(b"trailing junk", after=b"garbage") == "connection"
+    assert server.connections == connections + 2  # the one after the fault, and this one
