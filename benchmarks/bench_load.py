@@ -488,6 +488,9 @@ def match_figures(
     calls_in = sum(p.calls for p in done)
     by_seed = {p.seed: p.finished - p.started for p in alone}
     stretch = [(p.finished - p.started) / by_seed[p.seed] for p in load if p.seed in by_seed]
+    # Matches in play (started, not yet recorded) on average over the window: below
+    # ``concurrency``, the pool's slots wait between one match's record and the next's start.
+    in_play = sum(max(0.0, min(p.finished, hi) - max(p.started, lo)) for p in load) / (hi - lo)
     return {
         "alone": {
             "matches": len(alone),
@@ -502,6 +505,7 @@ def match_figures(
             "finished_in_window": len(done),
             "matches_per_second": round(per_s, 3),
             "calls_per_second": round(calls_in / (hi - lo), 1),
+            "in_play_mean": round(in_play, 1),
             "duration_over_alone": {
                 "mean": round(statistics.fmean(stretch), 3),
                 "max": round(max(stretch), 3),
@@ -780,13 +784,23 @@ def main(argv: Sequence[str] | None = None) -> int:
             sizes = replace(sizes, **{field: getattr(args, field)})
     result = run(args, sizes)
     print(report(result))
-    results = RESULTS.with_name(f"{RESULTS.stem}_cached.json") if args.read_cache_ms else RESULTS
-    out = args.json or (None if args.quick else results_for_pool(results, args.pool))
+    out = args.json or (None if args.quick else default_results(args.pool, args.read_cache_ms))
     if out is not None:
         out.parent.mkdir(parents=True, exist_ok=True)
         out.write_text(json.dumps(result, indent=2) + "\n")
         print(f"wrote {out}")
     return 0
+
+
+def default_results(pool: str, read_cache_ms: int) -> Path:
+    """Where a full run writes: ``load.json``, ``_<pool>`` for a pool other than the default,
+    then ``_cached`` with the API's read cache.
+
+    >>> [default_results(p, c).name for p in ("threads", "gevent") for c in (0, 1000)]
+    ['load.json', 'load_cached.json', 'load_gevent.json', 'load_gevent_cached.json']
+    """
+    results = results_for_pool(RESULTS, pool)
+    return results.with_name(f"{results.stem}_cached.json") if read_cache_ms else results
 
 
 def report(result: dict[str, Any]) -> str:
@@ -801,7 +815,9 @@ def report(result: dict[str, Any]) -> str:
         f"  alone:  {m['alone']['seconds_mean']} s a match ({m['alone']['calls_mean']} bot calls, "
         f"{m['alone']['ms_per_call']} ms each); ideal {m['ideal_matches_per_second']} matches/s",
         f"  load:   {load['matches_per_second']} matches/s over {load['window_seconds']} s "
-        f"({load['finished_in_window']} finished), {load['calls_per_second']} bot calls/s",
+        f"({load['finished_in_window']} finished), {load['calls_per_second']} bot calls/s; "
+        f"in play {load['in_play_mean']} on average, each {load['duration_over_alone']['mean']}x"
+        " as long as alone",
         f"  ratio:  {m['ratio']} of the ideal (per bot call {m['ratio_per_call']}): target "
         f">= {TARGET_RATIO} " + ("met" if result["target_met"] else "MISSED"),
         f"  faults: {load['faults']} {load.get('fault_kinds', {})}, forfeits"

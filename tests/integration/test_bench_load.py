@@ -29,6 +29,8 @@ def test_the_quick_load_benchmark_plays_every_match_once_while_the_api_is_read(
     assert load["matches"] == setup["concurrency"] * setup["waves"]
     assert load["max_attempt"] == 1  # no arena failure (a bot's timeout would be a fault)
     assert load["finished_in_window"] > 0 and matches["ratio"] > 0
+    # Matches in play on average over the window: some, and never more than the worker plays.
+    assert 0 < load["in_play_mean"] <= setup["concurrency"]
     assert matches["alone"]["matches"] == setup["seeds"]
     assert matches["ideal_matches_per_second"] > 0
     # Every request due in the window was answered 200 (a timeout past 10 s aside: speed) and
