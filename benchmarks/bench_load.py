@@ -16,9 +16,10 @@ process) and beat in a threads worker of its own (``--beat --queues control``), 
 2. Alone: the ``--seeds`` deals of the load, one match at a time, through the same worker: the
    throughput of one match alone, ``1 / mean duration``; the ideal is ``--concurrency`` times it.
 3. Load: ``--concurrency x --waves`` matches submitted at once (the deals cycling over the same
-   seeds), while ``benchmarks/load_traffic.py`` sends ``--rate`` requests a second, open loop
-   (latency from each request's due time), over a mix of public reads: match lists, a match,
-   replays, ratings, tournaments, a bracket, bots. The measured window runs from the moment the
+   seeds; with ``--ramp-s`` the first ``--concurrency`` one by one over that many seconds),
+   while ``benchmarks/load_traffic.py`` sends ``--rate`` requests a second, open loop (latency
+   from each request's due time), over a mix of public reads: match lists, a match, replays,
+   ratings, tournaments, a bracket, bots. The measured window runs from the moment the
    worker first plays ``--concurrency`` matches at once to the moment the last match starts
    (the queue is empty): all that time it plays exactly that many. Match throughput is the
    matches finished in the window over its length; the API's figures are its requests due in
@@ -100,6 +101,9 @@ class Sizes:
     bot_processes: int  # per bot kind
     connections: int  # the generator's keep-alive connections
     target: int  # one game to this many points (100: bench_api.py's bulk matches)
+    #: The first ``concurrency`` matches are sent one by one over this many seconds (0: all at
+    #: once), so that they finish, and their slots take the next, at different moments.
+    ramp_s: float = 0.0
 
     @property
     def rules(self) -> RuleSet:
@@ -603,7 +607,7 @@ def run(args: argparse.Namespace, sizes: Sizes) -> dict[str, Any]:
                     meter = CpuMeter(groups)
                     profiler = None if args.profile is None else (worker_pid, args.profile)
                     time.sleep(0.5)  # the first requests are answered before the matches start
-                    executor.submit(ids)
+                    submit_load(executor, ids, sizes)
                     mono, wall, cpu = time_window(db, ids, sizes.concurrency, meter, profiler)
                     print(f"{elapsed()} window: {cpu['seconds']:.1f} s", file=sys.stderr)
                     wait_finished(db, ids, 1200)  # a match whose job died: after a sweep
@@ -707,6 +711,19 @@ def limits(
     }
 
 
+def submit_load(executor: CeleryExecutor, ids: list[int], sizes: Sizes) -> None:
+    """Send the load's matches: all at once, or the first ``concurrency`` of them spread over
+    ``ramp_s`` seconds and then the rest (which wait in the queue for a free slot)."""
+    if sizes.ramp_s <= 0:
+        executor.submit(ids)
+        return
+    first = ids[: sizes.concurrency]
+    for match_id in first:
+        executor.submit([match_id])
+        time.sleep(sizes.ramp_s / len(first))
+    executor.submit(ids[sizes.concurrency :])
+
+
 def time_window(
     db: Database,
     ids: list[int],
@@ -760,6 +777,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--rate", type=float, help="API requests per second")
     parser.add_argument("--bot-processes", type=int, help="processes per bot")
     parser.add_argument(
+        "--ramp-s",
+        type=float,
+        help="send the first --concurrency matches over this many seconds (default 0: at once)",
+    )
+    parser.add_argument(
         "--profile", type=Path, help="py-spy the worker in the window; its raw samples go here"
     )
     parser.add_argument(
@@ -779,7 +801,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if not 0 <= args.read_cache_ms <= 60_000:
         parser.error("--read-cache-ms must be 0 to 60000")
     sizes = QUICK if args.quick else FULL
-    for field in ("concurrency", "waves", "seeds", "think_ms", "rate", "bot_processes"):
+    for field in ("concurrency", "waves", "seeds", "think_ms", "rate", "bot_processes", "ramp_s"):
         if getattr(args, field) is not None:
             sizes = replace(sizes, **{field: getattr(args, field)})
     result = run(args, sizes)

@@ -9,7 +9,6 @@ quick by ``tests/integration/``; here every script's source is also held to the 
 from __future__ import annotations
 
 import hashlib
-import importlib.util
 import os
 import re
 import subprocess
@@ -73,27 +72,3 @@ def test_every_script_takes_quick_and_writes_only_on_a_full_run_or_json(script: 
     assert re.search(rule, source), (
         f"{script}: the output path must be `args.json or (None if args.quick else RESULTS)`"
     )
-
-
-def test_the_load_benchmarks_full_runs_write_the_files_the_docs_name() -> None:
-    """A full run with the gevent pool and the read cache wrote ``load_cached_gevent.json``
-    while the docs (and the committed file) said ``load_gevent_cached.json``."""
-    if str(BENCHMARKS) not in sys.path:
-        sys.path.append(str(BENCHMARKS))  # as when run as a script: pools, run_info
-    spec = importlib.util.spec_from_file_location("bench_load", BENCHMARKS / "bench_load.py")
-    assert spec is not None and spec.loader is not None
-    bench_load = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = bench_load  # its dataclasses look their module up there
-    spec.loader.exec_module(bench_load)
-    docs = [
-        (BENCHMARKS / "README.md").read_text(encoding="utf-8"),
-        (BENCHMARKS.parent / "docs" / "RELIABILITY.md").read_text(encoding="utf-8"),
-    ]
-    names = set()
-    for pool in ("threads", "gevent"):
-        for cache_ms in (0, 1000):
-            path = bench_load.default_results(pool, cache_ms)
-            assert path.parent == RESULTS and path.exists(), path
-            assert all(path.name in doc for doc in docs), path.name
-            names.add(path.name)
-    assert len(names) == 4
