@@ -3,27 +3,15 @@ writes (the four names the docs give) and how the load's matches are sent (``--r
 
 from __future__ import annotations
 
-import importlib.util
-import sys
 from pathlib import Path
-from types import ModuleType
+
+from benchmark_module import load_benchmark
 
 BENCHMARKS = Path(__file__).resolve().parent.parent / "benchmarks"
 RESULTS = BENCHMARKS / "results"
 
 
-def _load() -> ModuleType:
-    if str(BENCHMARKS) not in sys.path:
-        sys.path.append(str(BENCHMARKS))  # as when run as a script: pools, run_info
-    spec = importlib.util.spec_from_file_location("bench_load", BENCHMARKS / "bench_load.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module  # its dataclasses look their module up there
-    spec.loader.exec_module(module)
-    return module
-
-
-bench_load = _load()
+bench_load = load_benchmark("bench_load")
 
 
 def test_the_load_benchmarks_full_runs_write_the_files_the_docs_name() -> None:

@@ -18,21 +18,13 @@ from pathlib import Path
 from types import ModuleType
 
 import pytest
+from benchmark_module import load_benchmark
 from conftest import IN_CI
 
 SCRIPT = Path(__file__).resolve().parent.parent / "benchmarks" / "bench_engine.py"
 
 
-def _load() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("bench_engine", SCRIPT)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module
-    spec.loader.exec_module(module)
-    return module
-
-
-bench = _load()
+bench = load_benchmark("bench_engine")
 TINY = bench.Sizes(
     deadwood_hands=300,
     deadwood_hands_rlcard=30,
@@ -213,12 +205,7 @@ def test_readme_strength_figures_are_those_of_results_strength_json() -> None:
     """benchmarks/README.md's strength table is made from the committed full run, exactly, and
     that run meets issue 13's target: expert wins at least 60% of at least 200 standard
     matches against the OpenSpiel bot and against strong."""
-    spec = importlib.util.spec_from_file_location(
-        "bench_strength", SCRIPT.parent / "bench_strength.py"
-    )
-    assert spec is not None and spec.loader is not None
-    strength = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(strength)
+    strength = load_benchmark("bench_strength")
     results = json.loads(strength.RESULTS.read_text(encoding="utf-8"))
     assert results["mode"] == "full" and results["rules"] == "standard"
     assert strength.readme_table(results) in (SCRIPT.parent / "README.md").read_text("utf-8")

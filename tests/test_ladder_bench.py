@@ -3,25 +3,15 @@ in benchmarks/README.md are the table of the committed results/ladder.json (a fu
 
 from __future__ import annotations
 
-import importlib.util
 import json
-import sys
 from pathlib import Path
-from types import ModuleType
+
+from benchmark_module import load_benchmark
 
 BENCHMARKS = Path(__file__).resolve().parent.parent / "benchmarks"
 
 
-def _load() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("bench_ladder", BENCHMARKS / "bench_ladder.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module
-    spec.loader.exec_module(module)
-    return module
-
-
-bench = _load()
+bench = load_benchmark("bench_ladder")
 
 
 def test_the_pure_round_is_timed_at_each_size() -> None:

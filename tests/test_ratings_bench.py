@@ -3,29 +3,19 @@ on tiny counts, and the README's tables are made from the committed full-run JSO
 
 from __future__ import annotations
 
-import importlib.util
 import json
-import sys
 from pathlib import Path
 from types import ModuleType
 
 import numpy as np
 import pytest
+from benchmark_module import load_benchmark
 
 BENCHMARKS = Path(__file__).resolve().parent.parent / "benchmarks"
 
 
-def _load(name: str) -> ModuleType:
-    spec = importlib.util.spec_from_file_location(name, BENCHMARKS / f"{name}.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module
-    spec.loader.exec_module(module)
-    return module
-
-
-ratings = _load("bench_ratings")
-leaderboard = _load("bench_leaderboard")
+ratings = load_benchmark("bench_ratings")
+leaderboard = load_benchmark("bench_leaderboard")
 
 
 @pytest.mark.parametrize("name", sorted(ratings.SCHEDULES))

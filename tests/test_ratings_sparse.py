@@ -8,14 +8,11 @@ reference for both.
 
 from __future__ import annotations
 
-import importlib.util
 import math
-import sys
-from pathlib import Path
-from types import ModuleType
 
 import numpy as np
 import pytest
+from benchmark_module import load_benchmark
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -23,19 +20,9 @@ from arena.measures import bradley_terry
 from arena.measures.ratings import INITIAL_RATING, RatingError, expected_score, fit_ratings
 
 Result = tuple[int, int, float]
-BENCH = Path(__file__).resolve().parent.parent / "benchmarks" / "bench_ratings.py"
 
 
-def _load_bench() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("bench_ratings", BENCH)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module
-    spec.loader.exec_module(module)
-    return module
-
-
-bench = _load_bench()
+bench = load_benchmark("bench_ratings")
 
 
 def info_of(n: int, results: list[Result], prior: float = 1.0) -> bradley_terry.Information:

@@ -9,7 +9,6 @@ after a kept one (the verdict must depend on neither).
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import subprocess
 import sys
@@ -17,29 +16,17 @@ import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from types import ModuleType
 from typing import Any
 
 import pytest
+from benchmark_module import load_benchmark
 
 from arena.protocol.transport import MAX_BODY
 
 SCRIPT = Path(__file__).resolve().parents[2] / "benchmarks" / "bench_fuzz.py"
 
 
-def _load() -> ModuleType:
-    # As when run as a script: its folder on the path, for the benchmarks' shared run_info.
-    if str(SCRIPT.parent) not in sys.path:
-        sys.path.append(str(SCRIPT.parent))
-    spec = importlib.util.spec_from_file_location("bench_fuzz", SCRIPT)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module
-    spec.loader.exec_module(module)
-    return module
-
-
-fuzz = _load()
+fuzz = load_benchmark("bench_fuzz")
 
 
 def test_generated_answers_never_raise_and_each_gets_the_verdict_the_oracle_names() -> None:
