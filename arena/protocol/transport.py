@@ -469,17 +469,22 @@ class Transport:
         parser = httptools.HttpResponseParser(answer)
         answer.parser = parser
         received = 0
+
+        def stale() -> bool:
+            # No byte of this answer yet, or (kept) none that began one: see the docstring.
+            return not received or (kept and parser.get_status_code() == 0)
+
         while not answer.done:
             try:
                 data = self._recv(sock, deadline)
             except ConnectionResetError:
-                if received and not (kept and parser.get_status_code() == 0):
+                if not stale():
                     raise
                 raise _StaleConnectionError from None
             if not data:
                 if answer.headers_done and not answer.delimited:
                     break  # the body ends where the connection does (HTTP/1.0 style)
-                if received and not (kept and parser.get_status_code() == 0):
+                if not stale():
                     raise TransportError("connection", "the bot closed the connection mid-answer")
                 raise _StaleConnectionError
             received += len(data)
@@ -489,7 +494,7 @@ class Transport:
                 if answer.too_large is not None:
                     raise TransportError("body_too_large", answer.too_large) from None
                 if not answer.done:
-                    if kept and parser.get_status_code() == 0:
+                    if stale():
                         raise _StaleConnectionError from None
                     raise TransportError("connection", f"malformed HTTP answer: {exc}") from None
                 # Bytes after a whole answer, in the same read: the answer stands as it came
