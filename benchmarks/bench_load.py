@@ -800,6 +800,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if not 0 <= args.read_cache_ms <= 60_000:
         parser.error("--read-cache-ms must be 0 to 60000")
+    if args.ramp_s is not None and args.ramp_s < 0:
+        parser.error("--ramp-s must be 0 or more")
     sizes = QUICK if args.quick else FULL
     for field in ("concurrency", "waves", "seeds", "think_ms", "rate", "bot_processes", "ramp_s"):
         if getattr(args, field) is not None:

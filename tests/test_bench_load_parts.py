@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
 from benchmark_module import load_benchmark
 
 BENCHMARKS = Path(__file__).resolve().parent.parent / "benchmarks"
@@ -59,3 +60,12 @@ def test_a_ramp_sends_the_first_slots_one_by_one_then_the_rest() -> None:
     bench_load.submit_load(sent, ids, sizes)
     first = [[i] for i in ids[: sizes.concurrency]]
     assert sent.batches == [*first, ids[sizes.concurrency :]]
+
+
+def test_a_negative_ramp_is_refused_before_anything_starts(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    with pytest.raises(SystemExit) as exited:
+        bench_load.main(["--ramp-s", "-1"])
+    assert exited.value.code == 2
+    assert "--ramp-s must be 0 or more" in capsys.readouterr().err
