@@ -20,11 +20,9 @@ A match reaches a worker because the service that scheduled it submitted it afte
   is when they reach it).
 
 A dead worker's matches are recovery, so with Celery they jump the queue (the sweep is an
-``urgent`` job of :mod:`arena.services.periodic`: it is handed a second, urgent submit), and so
-do the pending matches sent again because a worker died (those it had taken and not started
-were at the head of the queue), after its own, in their order; pending matches sent again
-because the broker lost its queue, or because they outlived the grace, are the backlog itself
-and go back in their order, at the normal priority. Resubmitting is always safe: the claim
+``urgent`` job of :mod:`arena.services.periodic`: it is handed a second, urgent submit); lost
+or stale pending matches are the backlog itself and go back in their order, at the normal
+priority. Resubmitting is always safe: the claim
 decides who plays (a match already played or held by a live lease is skipped).
 """
 
@@ -57,9 +55,8 @@ def sweep(
     db: Database, settings: Settings, submit: Submit, resubmit: Submit | None = None
 ) -> list[int]:
     """One sweep (see the module docstring): the ids of the matches it resubmitted. A dead
-    worker's matches, and the pending ones sent again because a worker died, go through
-    ``resubmit`` (with Celery: ahead of the queue; default ``submit``); pending ones sent again
-    for a lost queue or the grace through ``submit``; each in their order."""
+    worker's matches go through ``resubmit`` (with Celery: ahead of the queue; default
+    ``submit``), lost or stale pending ones through ``submit``, in their order."""
     dead = [(m, owner) for m, owner in running_leases(db) if is_dead_here(owner)]
     now = utcnow()
     if dead:
@@ -86,10 +83,7 @@ def sweep(
     if expired:
         (resubmit or submit)(expired)
     if pending:
-        # After a death, ahead of the queue as well: the messages the dead worker had taken
-        # were at its head, and sent at the normal priority they went behind the whole
-        # backlog (a chaos run's match ran again 73 s after its worker's kill).
-        ((resubmit or submit) if expired else submit)(pending)
+        submit(pending)
     release_expired(db, expired, now=now)
     if lost:
         mark_queue(settings, token)  # not if the broker lost the token meanwhile

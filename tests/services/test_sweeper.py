@@ -273,30 +273,3 @@ def test_a_dead_worker_has_every_pending_match_sent_again_not_only_its_own(
     assert sent == [[orphan], [young]]  # the dead worker's match first, then the pending one
     sent.clear()
     assert sweep(db, settings, lambda ids: sent.append(sorted(ids))) == []  # nobody died since
-
-
-def test_the_pending_matches_a_dead_worker_may_have_held_go_ahead_of_the_queue_too(
-    db: Database,
-) -> None:
-    """The messages a dead worker had taken and not started were at the head of the queue:
-    sent again at the normal priority they went behind the whole backlog, and a chaos run's
-    match ran again 73 s after its worker's kill (target 60 s). They go through the urgent
-    submit, after the dead worker's own; a pending match sent again for its grace alone, with
-    nobody dead, stays at the normal priority."""
-    young = _pending(db, age_s=5)
-    orphan = _pending(db, age_s=6)
-    _orphan(db, orphan)
-    settings = load_settings({}, database_url=db.url)
-    normal: list[list[int]] = []
-    urgent: list[list[int]] = []
-    sweep(
-        db, settings, lambda ids: normal.append(sorted(ids)), lambda ids: urgent.append(sorted(ids))
-    )
-    assert (urgent, normal) == ([[orphan], [young]], [])
-    stale = _pending(db, age_s=settings.pending_grace_seconds + 1)
-    normal.clear()
-    urgent.clear()
-    sweep(
-        db, settings, lambda ids: normal.append(sorted(ids)), lambda ids: urgent.append(sorted(ids))
-    )
-    assert (urgent, normal) == ([], [[stale]])
