@@ -44,7 +44,6 @@ figure); ``--quick`` shortens them (a few seconds) to fit in the test suite.
 from __future__ import annotations
 
 import argparse
-import ast
 import contextlib
 import json
 import os
@@ -81,6 +80,7 @@ from arena.playing.executors import CeleryExecutor
 from arena.reading.replay import load_stored_json
 from arena.rules.ruleset import RuleSet
 from arena.services.bots import register_bot
+from arena.services.broker import UNACKED_KEY, message_match_id
 from arena.services.tournaments import create_tournament, load_plan, start_tournament
 from arena.settings import load_settings
 from arena.states import MatchStatus, TournamentStatus
@@ -630,16 +630,12 @@ def match_messages(redis_url: str) -> tuple[set[int], set[int]]:
             for raw in client.lrange(key, 0, -1)
         ]
         # An unacknowledged entry is [message, exchange, routing key].
-        delivered = [json.loads(raw)[0] for raw in client.hvals("unacked")]
+        delivered = [json.loads(raw)[0] for raw in client.hvals(UNACKED_KEY)]
     finally:
         client.close()
 
     def ids(messages: list[Any]) -> set[int]:
-        return {
-            int(ast.literal_eval(m["headers"]["argsrepr"])[0])
-            for m in messages
-            if m.get("headers", {}).get("task") == "workers.tasks.run_match"
-        }
+        return {m for m in map(message_match_id, messages) if m is not None}
 
     return ids(waiting), ids(delivered)
 

@@ -8,9 +8,10 @@ Reliability settings, and why:
   across a reconnection: a worker whose connection to Redis was lost while it played (a Redis
   restart) takes a full prefetch again on the new connection while its old tasks still run,
   and a match delivered so waits, unclaimed, in its memory and in kombu's ``unacked`` hash; if
-  the worker then dies, the sweep that finds it dead sends every pending match again
-  (:mod:`arena.services.sweeper`). Celery's ``worker_disable_prefetch`` would close it, but
-  with it a worker of 200 threads stopped taking tasks with 183 of them free
+  the worker then dies, the sweep that finds it dead sends those matches again ahead of the
+  queue, and every other pending match at the normal priority (:mod:`arena.services.sweeper`,
+  :func:`arena.services.broker.held_match_ids`). Celery's ``worker_disable_prefetch`` would
+  close it, but with it a worker of 200 threads stopped taking tasks with 183 of them free
   (``benchmarks/bench_load.py``, Celery 5.7.0), so it is off.
 * hard time limit < broker visibility timeout (set in ``broker_transport_options`` *and*
   ``result_backend_transport_options``, the two places Celery's Redis transports read it): a

@@ -31,6 +31,7 @@ from arena.db.errors import TRANSIENT_ERRORS
 from arena.db.session import Database
 from arena.live.redis_bus import RedisSink, live_redis_url
 from arena.playing.jobs import JobStatus, run_match_job
+from arena.services.broker import RUN_MATCH
 from arena.services.matches import Submit
 from arena.services.periodic import PERIODIC_JOBS, PeriodicJob
 from arena.services.tournaments import advance_for_match
@@ -48,7 +49,6 @@ __all__ = [
     "task_database",
 ]
 
-RUN_MATCH = "workers.tasks.run_match"
 #: Message priorities of ``run_match`` (kombu's Redis transport: lower is served first; one
 #: list per step of :data:`PRIORITY_STEPS`, the broker option of the same name).
 RESUBMIT_PRIORITY = 0

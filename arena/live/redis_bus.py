@@ -206,7 +206,7 @@ class RedisSource:
     def _run(self, deliver: Callable[[RawEvent], None]) -> None:
         while not self._stop.is_set():
             try:
-                pubsub = self._client.pubsub(ignore_subscribe_messages=True)  # type: ignore[no-untyped-call]
+                pubsub = self._client.pubsub(ignore_subscribe_messages=True)  # type: ignore[no-untyped-call, unused-ignore]
                 pubsub.subscribe(CHANNEL)
                 while not self._stop.is_set():
                     message = pubsub.get_message(timeout=1.0)

@@ -35,6 +35,7 @@ import uuid
 import redis
 
 from arena.db.models import utcnow
+from arena.services.broker import broker_client
 from arena.settings import Settings
 
 __all__ = ["MARKER_KEY", "begin_resend", "mark_queue", "queue_was_lost"]
@@ -47,21 +48,12 @@ MARKER_KEY = "gin-arena:queue-marker"
 #: How a token starts: a marker holding one was not marked whole.
 RESENDING = "resending "
 
-_REDIS_SCHEMES = ("redis://", "rediss://", "unix://")
-
-
-def _client(settings: Settings) -> redis.Redis | None:
-    """A client of the broker's database, or None when there is no Redis broker."""
-    if settings.executor_kind != "celery" or not settings.broker_url.startswith(_REDIS_SCHEMES):
-        return None
-    return redis.Redis.from_url(settings.broker_url, socket_timeout=5, socket_connect_timeout=5)
-
 
 def queue_was_lost(settings: Settings) -> bool:
     """Whether the broker's queue may have lost messages since it was last marked whole: its
     marker is absent, or holds a resubmission's token (not marked whole after it). False when
     there is no Redis broker, or when it cannot be reached (the next sweep asks again)."""
-    client = _client(settings)
+    client = broker_client(settings)
     if client is None:
         return False
     try:
@@ -81,7 +73,7 @@ def begin_resend(settings: Settings) -> str | None:
     """Write a new token in the marker (before the pending matches are read and sent) and
     return it, for :func:`mark_queue`; None when there is no Redis broker or it cannot be
     reached (the queue is then not marked whole: the next sweep resubmits again)."""
-    client = _client(settings)
+    client = broker_client(settings)
     if client is None:
         return None
     token = f"{RESENDING}{utcnow().isoformat()} {uuid.uuid4().hex}"
@@ -100,7 +92,7 @@ def mark_queue(settings: Settings, token: str | None) -> bool:
     still holds ``token`` (:func:`begin_resend`): a broker that lost its data meanwhile no
     longer has it. Whether it was marked; a failure is logged (the next sweep finds the queue
     lost and resubmits again, which is harmless)."""
-    client = _client(settings)
+    client = broker_client(settings)
     if client is None or token is None:
         return False
     try:

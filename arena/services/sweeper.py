@@ -20,18 +20,23 @@ A match reaches a worker because the service that scheduled it submitted it afte
   is when they reach it).
 
 A dead worker's matches are recovery, so with Celery they jump the queue (the sweep is an
-``urgent`` job of :mod:`arena.services.periodic`: it is handed a second, urgent submit); lost
-or stale pending matches are the backlog itself and go back in their order, at the normal
-priority. Resubmitting is always safe: the claim
+``urgent`` job of :mod:`arena.services.periodic`: it is handed a second, urgent submit), and so
+do, after a death, the pending matches whose message a worker took and has not started
+(:func:`arena.services.broker.held_match_ids`: the dead one's among them, taken from the head of
+the queue); the other pending matches, lost or stale, are the backlog itself and go back in
+their order, at the normal priority. Resubmitting is always safe: the claim
 decides who plays (a match already played or held by a live lease is skipped).
 """
 
 from __future__ import annotations
 
+import logging
+
 from sqlalchemy import func, select
 
 from arena.db.models import MatchRow, RatingFitStateRow, utcnow
 from arena.db.session import Database
+from arena.services.broker import held_match_ids
 from arena.services.liveness import is_dead_here
 from arena.services.matches import (
     Submit,
@@ -50,13 +55,16 @@ from arena.states import MatchStatus
 
 __all__ = ["sweep"]
 
+log = logging.getLogger(__name__)
+
 
 def sweep(
     db: Database, settings: Settings, submit: Submit, resubmit: Submit | None = None
 ) -> list[int]:
     """One sweep (see the module docstring): the ids of the matches it resubmitted. A dead
-    worker's matches go through ``resubmit`` (with Celery: ahead of the queue; default
-    ``submit``), lost or stale pending ones through ``submit``, in their order."""
+    worker's matches, then the pending ones a worker took and has not started, go through
+    ``resubmit`` (with Celery: ahead of the queue; default ``submit``), the other lost or stale
+    pending ones through ``submit``; each in their order."""
     dead = [(m, owner) for m, owner in running_leases(db) if is_dead_here(owner)]
     now = utcnow()
     if dead:
@@ -78,12 +86,25 @@ def sweep(
         # only after its visibility timeout. So every pending match is sent again.
         all_pending=lost or bool(expired),
     )
+    # A message the dead worker took and had not started is still in the broker's hash of
+    # delivered messages: sent again at the normal priority, its match would go behind the
+    # whole backlog it was taken from (a chaos run's match ran again 73 s after the kill).
+    held = held_match_ids(settings, pending) if expired else []
     # Sent first, changed after: a sweep that dies in between leaves the next one the same
     # matches to send (a lease still expired, a queue marker still holding a token).
     if expired:
-        (resubmit or submit)(expired)
-    if pending:
-        submit(pending)
+        (resubmit or submit)([*expired, *held])
+        log.info(
+            "sent ahead of the queue: %d matches of dead workers %s, %d taken and not started %s",
+            len(expired),
+            expired,
+            len(held),
+            held,
+        )
+    taken = set(held)
+    backlog = [match_id for match_id in pending if match_id not in taken]
+    if backlog:
+        submit(backlog)
     release_expired(db, expired, now=now)
     if lost:
         mark_queue(settings, token)  # not if the broker lost the token meanwhile

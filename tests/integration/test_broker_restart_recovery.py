@@ -9,7 +9,8 @@ the loss of what it sent (:mod:`arena.services.queue_loss`: the token). The othe
 reconnecting after the restart takes a full prefetch while it still plays, so a resent match
 can wait unclaimed in a busy worker's memory and kombu's ``unacked`` hash, lost for the grace
 if that worker then dies) is closed by the sweep, which sends every pending match again when
-it finds a worker dead (``tests/services/test_sweeper.py``), not by Celery's
+it finds a worker dead, those still in ``unacked`` ahead of the queue
+(``tests/services/test_sweeper.py``), not by Celery's
 ``worker_disable_prefetch``, which stopped a 200-thread worker from taking tasks at all
 (``benchmarks/bench_load.py``).
 

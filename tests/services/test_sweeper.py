@@ -20,12 +20,14 @@ from arena.db.models import MatchRow, RatingFitStateRow, utcnow
 from arena.db.session import Database
 from arena.rules.ruleset import RuleSet
 from arena.services.bots import register_bot
+from arena.services.broker import held_match_ids
 from arena.services.matches import schedule_match, sweep_stuck
-from arena.services.queue_loss import MARKER_KEY, queue_was_lost
+from arena.services.queue_loss import MARKER_KEY, begin_resend, mark_queue, queue_was_lost
 from arena.services.sweeper import fit_is_behind, sweep
 from arena.settings import Settings, SettingsError, load_settings
 from arena.states import MatchStatus
 from workers.celery_app import create_app
+from workers.tasks import send_matches
 
 
 def _pending(db: Database, *, age_s: float) -> int:
@@ -273,3 +275,34 @@ def test_a_dead_worker_has_every_pending_match_sent_again_not_only_its_own(
     assert sent == [[orphan], [young]]  # the dead worker's match first, then the pending one
     sent.clear()
     assert sweep(db, settings, lambda ids: sent.append(sorted(ids))) == []  # nobody died since
+
+
+@pytest.mark.redis
+def test_a_match_a_dead_worker_took_and_never_started_is_sent_again_ahead_of_the_backlog(
+    db: Database, redis_url: str
+) -> None:
+    """A worker that reconnected after a broker restart takes a new message while it still
+    plays and holds it unstarted; killed, it leaves that message in kombu's hash of delivered
+    messages, its match pending. The sweep that finds the death sends it through the urgent
+    submit, after the dead worker's own match; the pending matches still queued go through the
+    normal one. With no death, nothing is sent."""
+    taken, waiting, orphan = (_pending(db, age_s=age) for age in (5, 6, 7))
+    _orphan(db, orphan)
+    settings = load_settings({}, database_url=db.url, broker_url=redis_url)
+    app = create_app(settings)
+    send_matches(app, [taken, waiting])
+    with app.connection_for_read() as connection:
+        # What a worker does with a message it takes: out of the queue, into ``unacked``.
+        message = connection.default_channel.basic_get("celery", no_ack=False)
+        assert message is not None and message.headers["argsrepr"] in (f"[{taken}]", f"({taken},)")
+        assert held_match_ids(settings, [waiting, taken, orphan]) == [taken]
+        urgent: list[list[int]] = []
+        normal: list[list[int]] = []
+        swept = sweep(db, settings, normal.append, urgent.append)
+        assert swept == sorted([taken, waiting, orphan])
+        assert (urgent, normal) == ([[orphan, taken]], [[waiting]])
+        urgent.clear()
+        normal.clear()
+        mark_queue(settings, begin_resend(settings))  # the broker kept its queue
+        assert sweep(db, settings, normal.append, urgent.append) == []  # nobody died since
+        assert (urgent, normal) == ([], [])
