@@ -48,6 +48,7 @@ from celery import Celery, signals
 
 from arena.services.periodic import CONTROL_QUEUE, PERIODIC_JOBS
 from arena.settings import Settings, load_settings
+from workers.collector import tune_collector
 from workers.tasks import PRIORITY_STEPS, periodic_task_name, register_tasks
 
 __all__ = ["celery_app", "create_app"]  # and ``app`` (module __getattr__)
@@ -98,6 +99,13 @@ def create_app(settings: Settings) -> Celery:
     celery.conf.arena_settings = settings
     register_tasks(celery)
     return celery
+
+
+@signals.worker_ready.connect
+def _collector_tuned(sender: Any = None, **_: object) -> None:
+    """A worker (of any app) finished starting: tune its process's garbage collector for the
+    many matches it holds (:mod:`workers.collector`)."""
+    tune_collector()
 
 
 @signals.worker_init.connect
