@@ -468,6 +468,26 @@ class Transport:
         answer = _Answer(self._max_body)
         parser = httptools.HttpResponseParser(answer)
         answer.parser = parser
+        try:
+            return self._read_answer(sock, answer, parser, deadline, start, timeout_s, kept=kept)
+        finally:
+            # The parser holds the answer's callbacks and the answer the parser: a cycle,
+            # garbage only the collector would find (9 objects a call, which made a loaded
+            # worker's collections run every second, each stopping every match it plays).
+            answer.parser = None
+
+    def _read_answer(
+        self,
+        sock: socket.socket,
+        answer: _Answer,
+        parser: httptools.HttpResponseParser,
+        deadline: float,
+        start: float,
+        timeout_s: float,
+        *,
+        kept: bool,
+    ) -> HttpResult:
+        """Read and judge the answer to the request just sent (see :meth:`_exchange`)."""
         received = 0
 
         def stale() -> bool:

@@ -1,0 +1,77 @@
+"""An exchange leaves nothing for the cycle collector: a loaded worker makes thousands a second,
+and the garbage of each (an answer and its parser, which hold each other) had its collections
+run every second, each stopping every match of the process for 20 ms or more."""
+
+from __future__ import annotations
+
+import gc
+import socket
+import threading
+from contextlib import suppress
+
+import pytest
+
+from arena.protocol.transport import Transport, TransportError
+
+OK = b'HTTP/1.1 200 OK\r\nContent-Length: 17\r\n\r\n{"action":"pass"}'
+ERROR = b"HTTP/1.1 500 Internal Server Error\r\nContent-Length: 4\r\n\r\noops"
+
+
+class KeptAliveServer:
+    """Answers every request, on kept connections: ``OK``, or ``ERROR`` when ``failing``."""
+
+    def __init__(self) -> None:
+        self.failing = False
+        self._listener = socket.create_server(("127.0.0.1", 0))
+        self._thread = threading.Thread(target=self._serve, daemon=True)
+        self._thread.start()
+
+    @property
+    def port(self) -> int:
+        return int(self._listener.getsockname()[1])
+
+    def _serve(self) -> None:
+        with suppress(OSError):
+            while True:  # a connection after another (the arena closes one after an error)
+                conn, _ = self._listener.accept()
+                with conn, suppress(OSError):
+                    data = b""
+                    while chunk := conn.recv(65536):
+                        data += chunk
+                        while b"\r\n\r\n{}" in data:
+                            _, _, data = data.partition(b"\r\n\r\n{}")
+                            conn.sendall(ERROR if self.failing else OK)
+
+    def close(self) -> None:
+        with suppress(OSError):
+            self._listener.shutdown(socket.SHUT_RDWR)  # wakes the accept (Linux)
+        self._listener.close()
+        self._thread.join(5)
+
+
+@pytest.mark.parametrize("answer", ["ok", "error"])
+def test_an_exchange_leaves_no_cycle_for_the_collector(answer: str) -> None:
+    server = KeptAliveServer()
+    server.failing = answer == "error"
+
+    def connect(timeout: float) -> socket.socket:
+        return socket.create_connection(("127.0.0.1", server.port), timeout=timeout)
+
+    transport = Transport("127.0.0.1", connect)
+    gc.collect()
+    debug = gc.get_debug()
+    gc.disable()
+    gc.set_debug(gc.DEBUG_SAVEALL)  # what the collector would free goes to gc.garbage
+    try:
+        for _ in range(20):
+            with suppress(TransportError):
+                transport.request("POST", "/act", b"{}", {}, 5.0)
+        gc.collect()
+        left = [type(o).__name__ for o in gc.garbage]
+    finally:
+        gc.garbage.clear()
+        gc.set_debug(debug)
+        gc.enable()
+        transport.close()
+        server.close()
+    assert "_Answer" not in left and "HttpResponseParser" not in left, sorted(set(left))
