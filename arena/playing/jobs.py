@@ -328,6 +328,7 @@ def _play(
         bot_time_ms=bot_time_ms,
         elo_k=settings.elo_k,
         reported_versions=_reported_versions(players),
+        record_json=runner.record_json,
     )
     if not recorded:
         return JobOutcome(match_id, JobStatus.FENCED, f"attempt {claim.attempt} was fenced out")

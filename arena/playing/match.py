@@ -22,6 +22,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 from arena.cards import Card
 from arena.playing.players import Fault, FaultKind, MatchContext, Player, Turn, take_exchange
@@ -114,6 +115,9 @@ class MatchRunner:
     #: The game in progress: its score and the deals played so far.
     _score: GameScore = field(init=False, default_factory=GameScore)
     _hands: list[HandRecord] = field(init=False, default_factory=list)
+    #: After :meth:`run`: the record's JSON (:meth:`MatchRecord.to_dict`), as sent at ``/end``;
+    #: the recording takes it rather than encode the record again.
+    record_json: dict[str, Any] | None = field(init=False, default=None)
 
     def run(self) -> MatchRecord:
         """Play the match to the end (or a forfeit) and return its record; raise
@@ -153,7 +157,7 @@ class MatchRunner:
             unfinished_points=self._score.points if forfeit else (0, 0),
             interrupted=interrupted,
         )
-        summary = match_record.to_dict()
+        self.record_json = summary = match_record.to_dict()
         for p in self.players:
             p.end(summary)
         return match_record

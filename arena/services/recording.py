@@ -65,6 +65,7 @@ def record_match_result(
     bot_time_ms: int,
     elo_k: float,
     reported_versions: tuple[str | None, str | None] = (None, None),
+    record_json: dict[str, Any] | None = None,
 ) -> bool:
     """Record a played match in one transaction; False if this attempt was fenced out.
 
@@ -74,11 +75,12 @@ def record_match_result(
     (for rated matches) both bots' and both versions' Elo and rating history, and the
     ``match.finished`` event, all or nothing (a ladder match also moves both bots' Elo on its
     preset's ladder: :func:`arena.services.ladder.rate_on_ladder`). The
-    record is encoded once (:meth:`~arena.playing.stored.StoredMatch.to_dict`): the summary,
-    every deal's log and the digest come from that one JSON form.
+    record is encoded once (:meth:`~arena.playing.stored.StoredMatch.to_dict`, or
+    ``record_json`` if given: the runner's, made for ``/end``): the summary, every deal's log
+    and the digest come from that one JSON form.
     """
     stored = record.to_stored()
-    data = stored.to_dict()
+    data = stored.to_dict() if record_json is None else record_json
     forfeit = record.forfeit
     now = utcnow()
     with db.session() as session:
