@@ -6,10 +6,10 @@ from __future__ import annotations
 
 import gc
 import socket
-import threading
 from contextlib import suppress
 
 import pytest
+from loopback import LoopbackServer
 
 from arena.protocol.transport import Transport, TransportError
 
@@ -17,18 +17,10 @@ OK = b'HTTP/1.1 200 OK\r\nContent-Length: 17\r\n\r\n{"action":"pass"}'
 ERROR = b"HTTP/1.1 500 Internal Server Error\r\nContent-Length: 4\r\n\r\noops"
 
 
-class KeptAliveServer:
+class KeptAliveServer(LoopbackServer):
     """Answers every request, on kept connections: ``OK``, or ``ERROR`` when ``failing``."""
 
-    def __init__(self) -> None:
-        self.failing = False
-        self._listener = socket.create_server(("127.0.0.1", 0))
-        self._thread = threading.Thread(target=self._serve, daemon=True)
-        self._thread.start()
-
-    @property
-    def port(self) -> int:
-        return int(self._listener.getsockname()[1])
+    failing = False
 
     def _serve(self) -> None:
         with suppress(OSError):
@@ -41,12 +33,6 @@ class KeptAliveServer:
                         while b"\r\n\r\n{}" in data:
                             _, _, data = data.partition(b"\r\n\r\n{}")
                             conn.sendall(ERROR if self.failing else OK)
-
-    def close(self) -> None:
-        with suppress(OSError):
-            self._listener.shutdown(socket.SHUT_RDWR)  # wakes the accept (Linux)
-        self._listener.close()
-        self._thread.join(5)
 
 
 @pytest.mark.parametrize("answer", ["ok", "error"])
