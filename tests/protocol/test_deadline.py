@@ -16,14 +16,13 @@ import time
 from contextlib import suppress
 
 import pytest
-from loopback import LoopbackServer
 
 from arena.protocol.transport import HttpResult, Transport, TransportError, tcp_arrival_age
 
 ANSWER = b'HTTP/1.1 200 OK\r\nContent-Length: 17\r\n\r\n{"action":"pass"}'
 
 
-class KeptAliveBot(LoopbackServer):
+class KeptAliveBot:
     """Answers its first request at once (or ``delay_s`` after reading it); its second the
     same way (or never, ``silent``), then sets ``answered``. One connection, kept alive."""
 
@@ -31,7 +30,13 @@ class KeptAliveBot(LoopbackServer):
         self.silent = silent
         self.delay_s = delay_s
         self.answered = threading.Event()
-        super().__init__()
+        self._listener = socket.create_server(("127.0.0.1", 0))
+        self._thread = threading.Thread(target=self._serve, daemon=True)
+        self._thread.start()
+
+    @property
+    def port(self) -> int:
+        return int(self._listener.getsockname()[1])
 
     def _serve(self) -> None:
         try:
@@ -52,6 +57,10 @@ class KeptAliveBot(LoopbackServer):
             self.answered.set()
             with suppress(OSError):
                 conn.recv(4096)  # until the arena hangs up
+
+    def close(self) -> None:
+        self._listener.close()
+        self._thread.join(5)
 
 
 class LateClock:

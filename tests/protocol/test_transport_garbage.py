@@ -9,7 +9,7 @@ import socket
 from contextlib import suppress
 
 import pytest
-from loopback import LoopbackServer
+from loopback import HttpMessage, LoopbackServer
 
 from arena.protocol.transport import Transport, TransportError
 
@@ -17,31 +17,24 @@ OK = b'HTTP/1.1 200 OK\r\nContent-Length: 17\r\n\r\n{"action":"pass"}'
 ERROR = b"HTTP/1.1 500 Internal Server Error\r\nContent-Length: 4\r\n\r\noops"
 
 
-class KeptAliveServer(LoopbackServer):
-    """Answers every request, on kept connections: ``OK``, or ``ERROR`` when ``failing``."""
+class Answering(LoopbackServer):
+    """Answers every request, keeping the connection: ``OK``, or ``ERROR`` when ``failing``."""
 
     failing = False
 
-    def _serve(self) -> None:
-        with suppress(OSError):
-            while True:  # a connection after another (the arena closes one after an error)
-                conn, _ = self._listener.accept()
-                with conn, suppress(OSError):
-                    data = b""
-                    while chunk := conn.recv(65536):
-                        data += chunk
-                        while b"\r\n\r\n{}" in data:
-                            _, _, data = data.partition(b"\r\n\r\n{}")
-                            conn.sendall(ERROR if self.failing else OK)
+    def answer(self, conn: socket.socket, request: HttpMessage) -> bool:
+        conn.sendall(ERROR if self.failing else OK)
+        return True
 
 
 @pytest.mark.parametrize("answer", ["ok", "error"])
 def test_an_exchange_leaves_no_cycle_for_the_collector(answer: str) -> None:
-    server = KeptAliveServer()
+    server = Answering("garbage").start()
     server.failing = answer == "error"
+    port = int(server.url.rsplit(":", 1)[1])
 
     def connect(timeout: float) -> socket.socket:
-        return socket.create_connection(("127.0.0.1", server.port), timeout=timeout)
+        return socket.create_connection(("127.0.0.1", port), timeout=timeout)
 
     transport = Transport("127.0.0.1", connect)
     gc.collect()
@@ -59,5 +52,5 @@ def test_an_exchange_leaves_no_cycle_for_the_collector(answer: str) -> None:
         gc.set_debug(debug)
         gc.enable()
         transport.close()
-        server.close()
+        server.stop()
     assert "_Answer" not in left and "HttpResponseParser" not in left, sorted(set(left))
