@@ -732,9 +732,9 @@ def time_window(
     profiler: tuple[int, Path] | None = None,
 ) -> tuple[tuple[float, float], tuple[float, float], dict[str, Any]]:
     """Wait for the worker to play ``concurrency`` matches at once (start the meter), then for
-    the last match to start (stop it): the window in monotonic and in unix seconds, and the
-    CPU figures of the window (with ``profiler``, (worker pid, file): where the worker's
-    Python time went, from py-spy)."""
+    the last match to start and one to finish since the start (stop it): the window in
+    monotonic and in unix seconds, and the CPU figures of the window (with ``profiler``,
+    (worker pid, file): where the worker's Python time went, from py-spy)."""
 
     def counts() -> dict[MatchStatus, int]:
         return status_counts(db, ids)
@@ -749,14 +749,21 @@ def time_window(
     )
     start = (time.monotonic(), time.time())
     meter.start()
+    # Read after the start: a match counted beyond these finished inside the window.
+    finished_before = counts().get(MatchStatus.FINISHED, 0)
     profile = None if profiler is None else WorkerProfile(*profiler)
-    try:
-        wait_for(
-            lambda: counts().get(MatchStatus.PENDING, 0) == 0,
-            1200,
-            "the queue to empty",
-            WINDOW_POLL_S,
+
+    def over() -> bool:
+        now = counts()
+        # The queue empty, and (for a quick run, whose matches can all start between two
+        # looks) at least one match finished in the window, so that it measures something.
+        return (
+            now.get(MatchStatus.PENDING, 0) == 0
+            and now.get(MatchStatus.FINISHED, 0) > finished_before
         )
+
+    try:
+        wait_for(over, 1200, "the queue to empty", WINDOW_POLL_S)
         cpu = meter.stop()
     finally:
         shares = None if profile is None else profile.stop()
@@ -768,7 +775,7 @@ def time_window(
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--quick", action="store_true", help="8 matches at once; writes nothing")
+    parser.add_argument("--quick", action="store_true", help="6 matches at once; writes nothing")
     parser.add_argument("--json", type=Path, help=f"where to write (default {RESULTS})")
     parser.add_argument("--concurrency", type=int, help="matches at once in the worker")
     parser.add_argument("--waves", type=int, help="matches = concurrency x waves")
