@@ -80,7 +80,7 @@ from arena.playing.executors import CeleryExecutor
 from arena.reading.replay import load_stored_json
 from arena.rules.ruleset import RuleSet
 from arena.services.bots import register_bot
-from arena.services.broker import UNACKED_KEY, message_match_id
+from arena.services.broker import delivered_match_ids, message_match_id
 from arena.services.tournaments import create_tournament, load_plan, start_tournament
 from arena.settings import load_settings
 from arena.states import MatchStatus, TournamentStatus
@@ -624,20 +624,15 @@ def match_messages(redis_url: str) -> tuple[set[int], set[int]]:
     claimed yet)."""
     client = redis.Redis.from_url(redis_url)
     try:
-        waiting = [
-            json.loads(raw)
+        waiting = {
+            message_match_id(json.loads(raw))
             for key in client.scan_iter("celery*")
             for raw in client.lrange(key, 0, -1)
-        ]
-        # An unacknowledged entry is [message, exchange, routing key].
-        delivered = [json.loads(raw)[0] for raw in client.hvals(UNACKED_KEY)]
+        }
+        delivered = delivered_match_ids(client)
     finally:
         client.close()
-
-    def ids(messages: list[Any]) -> set[int]:
-        return {m for m in map(message_match_id, messages) if m is not None}
-
-    return ids(waiting), ids(delivered)
+    return {m for m in waiting if m is not None}, delivered
 
 
 def sent_match_ids(redis_url: str) -> set[int]:

@@ -35,6 +35,7 @@ __all__ = [
     "RUN_MATCH",
     "UNACKED_KEY",
     "broker_client",
+    "delivered_match_ids",
     "held_match_ids",
     "message_match_id",
 ]
@@ -64,13 +65,20 @@ def held_match_ids(settings: Settings, match_ids: Iterable[int]) -> list[int]:
     if client is None:
         return []
     try:
-        held = {_match_id(raw) for _tag, raw in client.hscan_iter(UNACKED_KEY)}
+        held = delivered_match_ids(client)
     except redis.RedisError as exc:
         log.warning("could not read the broker's delivered messages: %s", exc)
         return []
     finally:
         client.close()
     return [match_id for match_id in match_ids if match_id in held]
+
+
+def delivered_match_ids(client: redis.Redis) -> set[int]:
+    """The matches of every ``run_match`` message in the broker's ``unacked`` hash (delivered to
+    a worker, not acknowledged); a Redis error is the caller's."""
+    ids = {_match_id(raw) for _tag, raw in client.hscan_iter(UNACKED_KEY)}
+    return {match_id for match_id in ids if match_id is not None}
 
 
 def message_match_id(message: Mapping[str, Any]) -> int | None:
